@@ -1,0 +1,15 @@
+"""keras_bert_lite: BERT (Devlin et al., 2018) for TensorFlow and Keras 3.
+
+    import keras_bert_lite as kbl
+    encoder = kbl.load_encoder("path/to/hf_or_tf1_checkpoint_dir")
+    model = kbl.build_classifier(encoder, num_classes=2)
+"""
+
+__version__ = "0.1.0"
+
+from keras_bert_lite.config import BertConfig
+from keras_bert_lite.models import (BertPretrainer, build_classifier, build_encoder, build_multiple_choice,
+                                    build_pretrainer, build_span_labeler, build_token_classifier, encoder_config)
+
+__all__ = ["__version__", "BertConfig", "BertPretrainer", "build_encoder", "build_pretrainer", "build_classifier",
+           "build_token_classifier", "build_span_labeler", "build_multiple_choice", "encoder_config"]

@@ -1,0 +1,278 @@
+"""Import pretrained weights: Hugging Face safetensors, original google-research/bert TF1 checkpoints, `.keras`.
+
+One name table: every weight of our encoder and pretraining heads is described by the original TF1 variable
+name(s) it comes from (`bert/encoder/layer_0/attention/self/query/kernel`, ...). Hugging Face names are derived
+from those (`encoder.layer.0.attention.self.query.weight`, transposed), so both formats go through the same
+assembly. Loading is strict: a checkpoint variable that nothing consumes, a weight that finds no variable, or a
+shape mismatch raises a `CheckpointMismatchError` listing all of them.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+
+import keras
+import numpy as np
+
+from keras_bert_lite.config import BertConfig
+from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrainer
+
+logger = logging.getLogger(__name__)
+
+# Variables that are not model weights: optimizer slots and step counters of released TF1 checkpoints, and
+# Hugging Face buffers / duplicated tied tensors.
+_IGNORED_TF1 = re.compile(r"(^|/)(global_step|adam_[mv]|Adam(_\d+)?|Momentum|beta[12]_power|bad_steps|loss_scale"
+                          r"|good_steps|current_loss_scale)($|/)")
+_IGNORED_HF = {"embeddings.position_ids", "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
+_HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
+
+
+class CheckpointMismatchError(ValueError):
+    """The checkpoint and the model do not match one to one; the message lists every difference."""
+
+
+# --------------------------------------------------------------------------- the name table
+def _weight_sources(config: BertConfig, heads: bool) -> dict[str, list[str]]:
+    """Our weight path -> the original TF1 variable names it is assembled from (in TF1 layout)."""
+    table = {
+        "embeddings/word_embeddings": ["bert/embeddings/word_embeddings"],
+        "embeddings/position_embeddings": ["bert/embeddings/position_embeddings"],
+        "embeddings/token_type_embeddings": ["bert/embeddings/token_type_embeddings"],
+        "embeddings/layer_norm/gamma": ["bert/embeddings/LayerNorm/gamma"],
+        "embeddings/layer_norm/beta": ["bert/embeddings/LayerNorm/beta"],
+    }
+    for i in range(config.num_layers):
+        ours, theirs = f"layer_{i}", f"bert/encoder/layer_{i}"
+        for kind in ("kernel", "bias"):
+            # Fused [H, 3H] projection = query | key | value along the output axis.
+            table[f"{ours}/attention/qkv_{kind}"] = [f"{theirs}/attention/self/{p}/{kind}"
+                                                     for p in ("query", "key", "value")]
+            table[f"{ours}/attention/output_{kind}"] = [f"{theirs}/attention/output/dense/{kind}"]
+            table[f"{ours}/intermediate/{kind}"] = [f"{theirs}/intermediate/dense/{kind}"]
+            table[f"{ours}/output/{kind}"] = [f"{theirs}/output/dense/{kind}"]
+        for ln_ours, ln_theirs in (("attention_layer_norm", "attention/output/LayerNorm"),
+                                   ("output_layer_norm", "output/LayerNorm")):
+            table[f"{ours}/{ln_ours}/gamma"] = [f"{theirs}/{ln_theirs}/gamma"]
+            table[f"{ours}/{ln_ours}/beta"] = [f"{theirs}/{ln_theirs}/beta"]
+    table["pooler/dense/kernel"] = ["bert/pooler/dense/kernel"]
+    table["pooler/dense/bias"] = ["bert/pooler/dense/bias"]
+    if heads:
+        table.update({
+            "masked_lm/transform/kernel": ["cls/predictions/transform/dense/kernel"],
+            "masked_lm/transform/bias": ["cls/predictions/transform/dense/bias"],
+            "masked_lm/layer_norm/gamma": ["cls/predictions/transform/LayerNorm/gamma"],
+            "masked_lm/layer_norm/beta": ["cls/predictions/transform/LayerNorm/beta"],
+            "masked_lm/output_bias": ["cls/predictions/output_bias"],
+            # TF1 stores the NSP weights as [2, H]; our Dense kernel is [H, 2] (see _assemble).
+            "next_sentence/dense/kernel": ["cls/seq_relationship/output_weights"],
+            "next_sentence/dense/bias": ["cls/seq_relationship/output_bias"],
+        })
+    return table
+
+
+def _assemble(path: str, arrays: list[np.ndarray]) -> np.ndarray:
+    if path == "next_sentence/dense/kernel":
+        return arrays[0].T
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=-1)
+
+
+def _hf_candidates(tf1_name: str) -> tuple[list[str], bool]:
+    """Hugging Face key candidates for a TF1 variable name, and whether HF stores it transposed."""
+    name = tf1_name
+    name = re.sub(r"layer_(\d+)", r"layer.\1", name).replace("/", ".")
+    transpose = False
+    if name.endswith(".kernel"):
+        name, transpose = name[: -len(".kernel")] + ".weight", True   # torch Linear: [out, in]
+    elif name.endswith("_embeddings"):
+        name += ".weight"
+    elif name == "cls.predictions.output_bias":
+        name = "cls.predictions.bias"
+    elif name.startswith("cls.seq_relationship.output_"):
+        name = name.replace("output_weights", "weight").replace("output_bias", "bias")  # [2, H] like TF1
+    names = [name]
+    if name.endswith(".gamma") or name.endswith(".beta"):            # older HF files kept gamma/beta
+        names.insert(0, name.replace(".gamma", ".weight").replace(".beta", ".bias"))
+    if name.startswith("bert."):                                      # BertModel files have no "bert." prefix
+        names += [n[len("bert."):] for n in list(names)]
+    return names, transpose
+
+
+# --------------------------------------------------------------------------- readers
+def _read_safetensors(paths: list[str]) -> dict[str, np.ndarray]:
+    from safetensors.numpy import load_file
+    tensors = {}
+    for p in paths:
+        tensors.update(load_file(p))
+    return tensors
+
+
+def _read_tf1(prefix: str) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if not _IGNORED_TF1.search(name)}
+
+
+def _tf1_view_of_hf(hf: dict[str, np.ndarray], tf1_names: list[str]) -> tuple[dict[str, np.ndarray], set[str]]:
+    """Finds each TF1 name among the HF tensors; returns {tf1_name: array in TF1 layout} and the keys used."""
+    found, used = {}, set()
+    for tf1_name in tf1_names:
+        candidates, transpose = _hf_candidates(tf1_name)
+        for key in candidates:
+            if key in hf:
+                found[tf1_name] = hf[key].T if transpose else hf[key]
+                used.add(key)
+                break
+    return found, used
+
+
+# --------------------------------------------------------------------------- locating files
+def _locate(path: str) -> tuple[str, str, str | None]:
+    """Returns (format, weights path(s) / prefix, config json path or None) for a user-given path."""
+    path = os.fspath(path)
+    if path.endswith(".keras"):
+        return "keras", path, None
+    if os.path.isdir(path):
+        shards = sorted(glob.glob(os.path.join(path, "*.safetensors")))
+        if shards:
+            return "hf", path, os.path.join(path, "config.json")
+        index = glob.glob(os.path.join(path, "*.ckpt*.index")) or glob.glob(os.path.join(path, "*.index"))
+        if len(index) == 1:
+            return "tf1", index[0][: -len(".index")], os.path.join(path, "bert_config.json")
+        if os.path.exists(os.path.join(path, "pytorch_model.bin")):
+            raise ValueError(f"{path}: only pytorch_model.bin found; convert it to safetensors first "
+                             "(transformers: model.save_pretrained(dir, safe_serialization=True)).")
+        raise ValueError(f"{path}: no *.safetensors file and no single TF1 checkpoint (*.index) found.")
+    if os.path.exists(path + ".index"):
+        return "tf1", path, os.path.join(os.path.dirname(path), "bert_config.json")
+    raise ValueError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or prefix.")
+
+
+def _read_config(config_path: str | None, config: BertConfig | None) -> BertConfig:
+    if config is not None:
+        return config
+    if config_path is None or not os.path.exists(config_path):
+        raise ValueError(f"{config_path}: config file not found; pass config=BertConfig(...) explicitly.")
+    return BertConfig.from_json(config_path)
+
+
+# --------------------------------------------------------------------------- public API
+def read_checkpoint(path: str, config: BertConfig | None = None) -> tuple[BertConfig, dict[str, np.ndarray]]:
+    """Reads a HF directory or TF1 checkpoint into (config, {TF1 variable name: array in TF1 layout}).
+
+    Raises CheckpointMismatchError for checkpoint variables that have no place in a BERT pretrainer.
+    """
+    fmt, location, config_path = _locate(path)
+    if fmt == "keras":
+        raise ValueError(f"{path}: a .keras file holds a whole model; use keras.saving.load_model or load_encoder.")
+    config = _read_config(config_path, config)
+    expected = [n for names in _weight_sources(config, heads=True).values() for n in names]
+    if fmt == "tf1":
+        tensors = _read_tf1(location)
+        unused = sorted(set(tensors) - set(expected))
+    else:
+        hf = _read_safetensors(sorted(glob.glob(os.path.join(location, "*.safetensors"))))
+        tensors, used = _tf1_view_of_hf(hf, expected)
+        unused = sorted(k for k in set(hf) - used if k not in _IGNORED_HF and "bert." + k not in _IGNORED_HF)
+    if unused:
+        raise CheckpointMismatchError(
+            f"{path}: {len(unused)} checkpoint variable(s) match no weight of a BERT model with "
+            f"{config.num_layers} layers (is the config right?): {unused[:20]}{' ...' if len(unused) > 20 else ''}")
+    return config, tensors
+
+
+def assign_weights(model: keras.Model, config: BertConfig, tensors: dict[str, np.ndarray], source: str) -> None:
+    """Assigns TF1-named arrays to an encoder (or a BertPretrainer: encoder + heads), strictly."""
+    is_pretrainer = isinstance(model, BertPretrainer)
+    encoder = model.encoder if is_pretrainer else model
+    variables = {v.path: v for v in encoder.weights}
+    if is_pretrainer:
+        variables.update({v.path: v for name in ("masked_lm", "next_sentence")
+                          for v in model.get_layer(name).weights})
+    table = _weight_sources(config, heads=is_pretrainer)
+    missing, bad_shape, values = [], [], {}
+    for path, names in table.items():
+        absent = [n for n in names if n not in tensors]
+        if absent:
+            missing += absent
+            continue
+        value = _assemble(path, [tensors[n] for n in names])
+        if path not in variables:
+            raise CheckpointMismatchError(f"model has no weight {path!r}: was it built by keras_bert_lite?")
+        if tuple(value.shape) != tuple(variables[path].shape):
+            bad_shape.append(f"{path} <- {names}: checkpoint {tuple(value.shape)}, model "
+                             f"{tuple(variables[path].shape)}")
+        values[path] = value
+    unassigned = sorted(set(variables) - set(table))
+    problems = []
+    if missing:
+        problems.append(f"missing from the checkpoint: {missing}")
+    if bad_shape:
+        problems.append(f"shape mismatch: {bad_shape}")
+    if unassigned:
+        problems.append(f"model weights with no checkpoint source: {unassigned}")
+    if problems:
+        raise CheckpointMismatchError(f"{source}: " + "; ".join(problems))
+    for path, value in values.items():
+        variables[path].assign(value.astype(variables[path].dtype))
+
+
+def load_encoder(path: str, config: BertConfig | None = None) -> keras.Model:
+    """Builds an encoder with pretrained weights.
+
+    Args:
+        path: a Hugging Face directory (`config.json` + `*.safetensors`, BertModel or BertForPreTraining names),
+            an original google-research/bert directory (`bert_config.json` + `bert_model.ckpt.*`) or checkpoint
+            prefix, or a `.keras` file of any keras_bert_lite model (its encoder is returned).
+        config: overrides the config file found beside the weights.
+
+    Returns:
+        The encoder (see `build_encoder`). Pretraining-head variables in the checkpoint are skipped; anything
+        else that does not match raises CheckpointMismatchError.
+    """
+    if _locate(path)[0] == "keras":
+        model = keras.saving.load_model(path)
+        return model if _is_encoder(model) else model.get_layer("encoder")
+    config, tensors = read_checkpoint(path, config)
+    heads = sorted(n for n in tensors if n.startswith(_HEAD_PREFIXES))
+    if heads:
+        logger.info("%s: skipping %d pretraining-head variables (use load_pretrainer to keep them).", path,
+                    len(heads))
+    encoder = build_encoder(config)
+    assign_weights(encoder, config, {n: t for n, t in tensors.items() if n not in heads}, source=path)
+    return encoder
+
+
+def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool = False) -> BertPretrainer:
+    """Builds a BertPretrainer with pretrained encoder and MLM/NSP head weights.
+
+    Args:
+        path: as for `load_encoder`.
+        config: overrides the config file found beside the weights.
+        new_heads: if the checkpoint has no pretraining heads (e.g. a HF BertModel), start them freshly
+            initialised instead of raising.
+    """
+    if _locate(path)[0] == "keras":
+        model = keras.saving.load_model(path)
+        if isinstance(model, BertPretrainer):
+            return model
+        if not new_heads:
+            raise ValueError(f"{path} holds a {type(model).__name__}, not a BertPretrainer; pass new_heads=True "
+                             "to add freshly initialised MLM/NSP heads to its encoder.")
+        return build_pretrainer(model if _is_encoder(model) else model.get_layer("encoder"))
+    config, tensors = read_checkpoint(path, config)
+    has_heads = any(n.startswith(_HEAD_PREFIXES) for n in tensors)
+    if not has_heads and new_heads:
+        logger.warning("%s: no pretraining heads in the checkpoint; MLM/NSP heads start from scratch.", path)
+        return build_pretrainer(load_encoder(path, config))
+    pretrainer = build_pretrainer(config)
+    assign_weights(pretrainer, config, tensors, source=path)
+    return pretrainer
+
+
+def _is_encoder(model: keras.Model) -> bool:
+    names = {layer.name for layer in model.layers}
+    return "embeddings" in names and "layer_0" in names

@@ -1,0 +1,82 @@
+"""The post-LayerNorm Transformer encoder block of BERT."""
+
+import keras
+
+from keras_bert_lite.layers.activations import get_activation
+from keras_bert_lite.layers.attention import MultiHeadSelfAttention
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_lite")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """attention -> dropout -> add & LayerNorm -> FFN (H -> I -> H) -> dropout -> add & LayerNorm.
+
+    Args:
+        hidden_size: model width H.
+        num_heads: attention heads.
+        intermediate_size: FFN inner width I.
+        hidden_act: "gelu", "gelu_approx" or "relu".
+        hidden_dropout: dropout on both sub-layer outputs.
+        attention_dropout: dropout on attention probabilities.
+        initializer_range: stddev of the truncated-normal kernel initializer.
+        layer_norm_eps: LayerNorm epsilon.
+
+    Call args:
+        x: `[batch, seq, H]`.
+        input_mask: `[batch, seq]`, 1 for real tokens, 0 for padding.
+
+    Returns:
+        `[batch, seq, H]`.
+    """
+
+    def __init__(self, hidden_size, num_heads, intermediate_size, hidden_act="gelu", hidden_dropout=0.1,
+                 attention_dropout=0.1, initializer_range=0.02, layer_norm_eps=1e-12, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_act = hidden_act
+        self.hidden_dropout = hidden_dropout
+        self.attention_dropout = attention_dropout
+        self.initializer_range = initializer_range
+        self.layer_norm_eps = layer_norm_eps
+
+        init = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        policy = self.dtype_policy
+        self.attention = MultiHeadSelfAttention(hidden_size, num_heads, attention_dropout, initializer_range,
+                                                dtype=policy, name="attention")
+        self.attention_dropout_layer = keras.layers.Dropout(hidden_dropout, dtype=policy, name="attention_dropout")
+        self.attention_layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype=policy,
+                                                                    name="attention_layer_norm")
+        self.activation = get_activation(hidden_act)
+        self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init, dtype=policy,
+                                               name="intermediate")
+        self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, dtype=policy, name="output")
+        self.output_dropout = keras.layers.Dropout(hidden_dropout, dtype=policy, name="output_dropout")
+        self.output_layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype=policy,
+                                                                 name="output_layer_norm")
+
+    def build(self, input_shape=None):
+        shape = (None, None, self.hidden_size)
+        self.attention.build(shape)
+        self.attention_layer_norm.build(shape)
+        self.intermediate.build(shape)
+        self.output_dense.build((None, None, self.intermediate_size))
+        self.output_layer_norm.build(shape)
+        self.built = True
+
+    def call(self, x, input_mask, training=None):
+        attended = self.attention(x, input_mask, training=training)
+        x = self.attention_layer_norm(x + self.attention_dropout_layer(attended, training=training))
+        h = self.output_dense(self.activation(self.intermediate(x)))                                   # [b, s, I] -> [b, s, H]
+        return self.output_layer_norm(x + self.output_dropout(h, training=training))
+
+    def compute_output_spec(self, x, input_mask, training=None):
+        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(hidden_size=self.hidden_size, num_heads=self.num_heads,
+                      intermediate_size=self.intermediate_size, hidden_act=self.hidden_act,
+                      hidden_dropout=self.hidden_dropout, attention_dropout=self.attention_dropout,
+                      initializer_range=self.initializer_range, layer_norm_eps=self.layer_norm_eps)
+        return config

