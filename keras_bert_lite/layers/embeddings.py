@@ -55,6 +55,9 @@ class BertEmbeddings(keras.layers.Layer):
 
     def call(self, input_word_ids, input_type_ids, training=None):
         seq_length = ops.shape(input_word_ids)[1]
+        if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:
+            raise ValueError(f"Sequence length {seq_length} exceeds max_position_embeddings="
+                             f"{self.max_position_embeddings}; truncate the input (e.g. the packer's seq_length).")
         x = ops.take(self.word_embeddings, input_word_ids, axis=0)                   # [b, s, H]
         x = x + ops.take(self.token_type_embeddings, input_type_ids, axis=0)          # [b, s, H]
         x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)             # [1, s, H]

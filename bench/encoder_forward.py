@@ -1,0 +1,106 @@
+"""Encoder forward throughput (sequences/s) per preset, graph vs XLA, with model-FLOPs utilisation (MFU).
+
+    .venv/bin/python bench/encoder_forward.py [--presets tiny,mini,small,base] [--batch 32] [--seq 128]
+
+MFU = achieved model FLOP/s / the matmul peak measured in the same run (best of square float32 tf.matmul
+1024 and 2048). Model FLOPs count the matmuls of a forward pass (2 FLOPs per multiply-add): per layer
+2·s·(4H² + 2HI) for the projections and FFN plus 4·s²·H for attention scores and context, plus the pooler.
+Prints a table and writes bench/results/encoder_forward.json.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np
+import tensorflow as tf
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from keras_bert_lite import BertConfig, build_encoder  # noqa: E402
+from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
+
+
+def forward_flops(config: BertConfig, seq: int) -> float:
+    """Matmul FLOPs of one sequence's forward pass."""
+    h, i = config.hidden_size, config.intermediate_size
+    per_layer = 2 * seq * (4 * h * h + 2 * h * i) + 4 * seq * seq * h
+    return config.num_layers * per_layer + 2 * h * h
+
+
+def time_calls(fn, runs: int, min_seconds: float = 0.0) -> list[float]:
+    """Seconds per call of `fn` (which must block until done), `runs` times after one warm-up call."""
+    fn()
+    times = []
+    start_all = time.perf_counter()
+    while len(times) < runs or time.perf_counter() - start_all < min_seconds:
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
+    """Measured float32 matmul FLOP/s: the best median over square tf.matmul sizes."""
+    best = 0.0
+    for n in sizes:
+        a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
+        mm = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
+        best = max(best, 2 * n ** 3 / statistics.median(time_calls(lambda: mm().numpy(), runs)))
+    return best
+
+
+def bench_encoder(preset: str, batch: int, seq: int, jit_compile: bool, runs: int) -> float:
+    config = BertConfig.from_preset(preset)
+    encoder = build_encoder(config)
+    rng = np.random.default_rng(0)
+    inputs = {
+        "input_word_ids": tf.constant(rng.integers(1000, config.vocab_size, (batch, seq)), tf.int32),
+        "input_mask": tf.ones((batch, seq), tf.int32),
+        "input_type_ids": tf.zeros((batch, seq), tf.int32),
+    }
+    forward = tf.function(lambda x: encoder(x, training=False)["sequence_output"], jit_compile=jit_compile)
+    times = time_calls(lambda: forward(inputs).numpy(), runs, min_seconds=3.0)
+    return batch / statistics.median(times)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", default="tiny,mini,small,base")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per case (at least 3 s of runs)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "encoder_forward.json"))
+    args = parser.parse_args(argv)
+
+    peak = matmul_peak()
+    rows = []
+    for preset in args.presets.split(","):
+        flops = forward_flops(BertConfig.from_preset(preset), args.seq)
+        row = {"preset": preset, "gflop_per_seq": flops / 1e9}
+        for mode, jit in (("graph", False), ("xla", True)):
+            seq_per_s = bench_encoder(preset, args.batch, args.seq, jit, args.runs)
+            row[f"{mode}_seq_per_s"] = seq_per_s
+            row[f"{mode}_mfu"] = seq_per_s * flops / peak
+        rows.append(row)
+        print(f"  {preset}: graph {row['graph_seq_per_s']:.1f} seq/s, xla {row['xla_seq_per_s']:.1f} seq/s",
+              file=sys.stderr)
+
+    print(f"\nEncoder forward, fp32, batch {args.batch}, seq {args.seq}; matmul peak {peak / 1e9:.1f} GFLOP/s "
+          f"(best of tf.matmul 1024^3, 2048^3), {os.cpu_count()} CPU cores, TF {tf.__version__}")
+    print(f"| preset | GFLOP/seq | graph seq/s | graph MFU | XLA seq/s | XLA MFU |")
+    print(f"|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['preset']} | {r['gflop_per_seq']:.3f} | {r['graph_seq_per_s']:.1f} | {r['graph_mfu']:.0%} | "
+              f"{r['xla_seq_per_s']:.1f} | {r['xla_mfu']:.0%} |")
+    result = {"batch": args.batch, "seq": args.seq, "matmul_peak_gflops": peak / 1e9, "rows": rows,
+              "tensorflow": tf.__version__, "cpu_count": os.cpu_count()}
+    atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Every layer: get_config() == constructor args, serialization round trip, masking and dtype behaviour."""
+
+import inspect
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert_lite.layers import (BertEmbeddings, BertPooler, FoldChoices, LogitsHead, MaskedLMHead,
+                                    MultiHeadSelfAttention, MultipleChoiceHead, SpanHead, TransformerEncoderBlock)
+
+H = 16
+rng = np.random.default_rng(0)
+X = rng.normal(size=(2, 5, H)).astype("float32")
+MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], "int32")
+IDS = np.array([[3, 4, 5, 0, 0], [1, 2, 3, 4, 5]], "int32")
+TABLE = rng.normal(size=(11, H)).astype("float32")
+
+# (layer, call args) for every layer in the package.
+CASES = [
+    (BertEmbeddings(11, H, 8, 2, dropout=0.0), (IDS, MASK)),
+    (MultiHeadSelfAttention(H, 4, dropout=0.0), (X, MASK)),
+    (TransformerEncoderBlock(H, 4, 32, hidden_act="gelu_approx", hidden_dropout=0.0, attention_dropout=0.0),
+     (X, MASK)),
+    (BertPooler(H), (X,)),
+    (MaskedLMHead(11, H, hidden_act="relu"), (X, np.array([[0, 2], [1, 4]], "int32"), TABLE)),
+    (LogitsHead(3, H, dropout=0.0), (X,)),
+    (SpanHead(H), (X, MASK)),
+    (MultipleChoiceHead(2, H, dropout=0.0), (X[:, 0],)),
+    (FoldChoices(), (IDS[None],)),
+]
+
+
+@pytest.mark.parametrize("layer,args", CASES, ids=lambda c: type(c).__name__ if isinstance(c, keras.Layer) else "")
+def test_get_config_is_exactly_the_constructor_args(layer, args):
+    config = layer.get_config()
+    own = set(inspect.signature(type(layer).__init__).parameters) - {"self", "kwargs"}
+    base = {"name", "trainable", "dtype"}  # keras.layers.Layer's own constructor args
+    assert set(config) == own | base
+    clone = type(layer).from_config(config)
+    assert clone.get_config() == config
+
+
+@pytest.mark.parametrize("layer,args", CASES, ids=lambda c: type(c).__name__ if isinstance(c, keras.Layer) else "")
+def test_serialization_round_trip_gives_identical_outputs(layer, args):
+    out = layer(*args)
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
+    clone(*args)
+    clone.set_weights(layer.get_weights())
+    keras.tree.map_structure(lambda a, b: np.testing.assert_array_equal(np.asarray(a), np.asarray(b)),
+                             out, clone(*args))
+
+
+def test_attention_ignores_padded_keys():
+    attention = MultiHeadSelfAttention(H, 4, dropout=0.0)
+    out = attention(X, MASK).numpy()
+    garbage = X.copy()
+    garbage[0, 3:] = 1e3  # change only the padded positions of row 0
+    out2 = attention(garbage, MASK).numpy()
+    np.testing.assert_allclose(out2[0, :3], out[0, :3], atol=1e-5)
+
+
+def test_all_padding_row_is_finite():
+    block = TransformerEncoderBlock(H, 4, 32)
+    out = block(X, np.zeros_like(MASK)).numpy()
+    assert np.isfinite(out).all()
+
+
+def test_masked_lm_head_uses_the_given_table():
+    head = MaskedLMHead(11, H)
+    positions = np.array([[0, 2], [1, 4]], "int32")
+    logits = head(X, positions, TABLE).numpy()
+    assert logits.shape == (2, 2, 11)
+    logits2 = head(X, positions, TABLE * 0.0).numpy()
+    np.testing.assert_allclose(logits2, np.broadcast_to(head.output_bias.numpy(), logits2.shape))
+    assert not np.allclose(logits, logits2)
+
+
+def test_span_head_never_prefers_padding():
+    start, end = SpanHead(H)(X, MASK)
+    assert start.shape == end.shape == (2, 5)
+    assert (start.numpy()[0, 3:] < -1e3).all() and (end.numpy()[0, 3:] < -1e3).all()
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_keeps_softmax_layernorm_and_logits_in_float32(policy):
+    keras.mixed_precision.set_global_policy(policy)
+    block = TransformerEncoderBlock(H, 4, 32)
+    y = block(X, MASK)
+    assert keras.backend.standardize_dtype(y.dtype) == policy.split("_")[1]
+    assert block.attention_layer_norm.gamma.dtype == "float32"   # variables stay float32
+    logits = LogitsHead(3, H)(y)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert np.isfinite(np.asarray(logits, "float32")).all()
