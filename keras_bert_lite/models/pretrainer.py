@@ -1,6 +1,8 @@
 """BertPretrainer: the encoder plus the masked-LM and next-sentence heads of the paper's pretraining."""
 
 import keras
+import tensorflow as tf
+from keras import ops
 
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.layers import LogitsHead, MaskedLMHead
@@ -18,6 +20,12 @@ class BertPretrainer(keras.Model):
     Inputs (dict, int32): `input_word_ids`, `input_mask`, `input_type_ids` `[b, s]` and
     `masked_lm_positions` `[b, P]`.
     Outputs (dict, float32): `mlm_logits` `[b, P, V]` and `nsp_logits` `[b, 2]`.
+    Labels for `fit`/`evaluate` (dict): `masked_lm_ids` `[b, P]`, `masked_lm_weights` `[b, P]` (1 for real
+    predictions, 0 for padding) and `next_sentence_labels` `[b]` (0 = IsNext, 1 = NotNext, as the original).
+
+    Loss = MLM cross-entropy averaged over real predictions + NSP cross-entropy averaged over the batch, both
+    normalised by *global* counts (all replicas), so 1 and N replicas with the same global batch compute the
+    same loss and gradients. Metrics: `mlm_loss`, `nsp_loss`, `mlm_accuracy`, `nsp_accuracy`.
 
     Args:
         encoder: a model from `build_encoder`; shared, not copied.
@@ -41,6 +49,28 @@ class BertPretrainer(keras.Model):
 
         super().__init__(inputs=inputs, outputs={"mlm_logits": mlm_logits, "nsp_logits": nsp_logits}, **kwargs)
         self.encoder = encoder
+        self.mlm_loss_metric = keras.metrics.Mean(name="mlm_loss")
+        self.nsp_loss_metric = keras.metrics.Mean(name="nsp_loss")
+        self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
+        self.nsp_accuracy = keras.metrics.SparseCategoricalAccuracy(name="nsp_accuracy")
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """This replica's share of the global pretraining loss (shares sum to the loss over all replicas)."""
+        weights = ops.cast(y["masked_lm_weights"], "float32")                                  # [b, P]
+        mlm_ce = keras.losses.sparse_categorical_crossentropy(y["masked_lm_ids"], y_pred["mlm_logits"],
+                                                              from_logits=True)              # [b, P]
+        nsp_ce = keras.losses.sparse_categorical_crossentropy(y["next_sentence_labels"], y_pred["nsp_logits"],
+                                                              from_logits=True)              # [b]
+        total_weight = _sum_over_replicas(ops.sum(weights))
+        batch = _sum_over_replicas(ops.cast(ops.shape(nsp_ce)[0], "float32"))
+        mlm_loss = ops.sum(mlm_ce * weights) / (total_weight + 1e-5)
+        nsp_loss = ops.sum(nsp_ce) / batch
+        num_replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        self.mlm_loss_metric.update_state(mlm_loss * num_replicas)
+        self.nsp_loss_metric.update_state(nsp_loss * num_replicas)
+        self.mlm_accuracy.update_state(y["masked_lm_ids"], y_pred["mlm_logits"], sample_weight=weights)
+        self.nsp_accuracy.update_state(y["next_sentence_labels"], y_pred["nsp_logits"])
+        return mlm_loss + nsp_loss
 
     def get_config(self):
         return {"encoder": keras.saving.serialize_keras_object(self.encoder), "name": self.name,
@@ -51,6 +81,14 @@ class BertPretrainer(keras.Model):
         config = dict(config)
         encoder = keras.saving.deserialize_keras_object(config.pop("encoder"), custom_objects=custom_objects)
         return cls(encoder, **config)
+
+
+def _sum_over_replicas(value):
+    """Sums a per-replica scalar over all replicas (identity outside tf.distribute)."""
+    context = tf.distribute.get_replica_context()
+    if context is None or context.num_replicas_in_sync == 1:
+        return value
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
 
 
 def build_pretrainer(config_or_encoder: BertConfig | keras.Model, name: str = "pretrainer") -> BertPretrainer:

@@ -1,0 +1,74 @@
+"""Pick a tf.distribute strategy from a flag, TF_CONFIG, the local devices or a TPU cluster resolver."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+import tensorflow as tf
+
+logger = logging.getLogger(__name__)
+
+STRATEGIES = ("auto", "cpu", "mirrored", "multi_worker", "tpu")
+
+
+def _tf_config_workers() -> int:
+    config = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
+    return len(config.get("cluster", {}).get("worker", []))
+
+
+def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribute.Strategy:
+    """Returns the strategy for `name`.
+
+    Args:
+        name: "auto" (multi_worker if TF_CONFIG lists >1 worker, else mirrored over >1 GPU, else the one GPU or
+            the CPU), "cpu" (OneDeviceStrategy on /cpu:0), "mirrored" (all local GPUs, or the logical CPU
+            devices if there is no GPU), "multi_worker" (MultiWorkerMirroredStrategy from TF_CONFIG), "tpu"
+            (TPUStrategy through a TPUClusterResolver).
+        tpu: TPU name or grpc address for "tpu" ("" or None = the local TPU VM).
+
+    Must be called at program start, before other TensorFlow work (multi-worker collectives and TPU
+    initialisation require it).
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"--strategy must be one of {STRATEGIES}, got {name!r}.")
+    if name == "auto":
+        gpus = tf.config.list_logical_devices("GPU")
+        name = ("multi_worker" if _tf_config_workers() > 1 else
+                "mirrored" if len(gpus) > 1 else "gpu" if gpus else "cpu")
+    if name == "cpu":
+        return tf.distribute.OneDeviceStrategy("/cpu:0")
+    if name == "gpu":
+        return tf.distribute.OneDeviceStrategy("/gpu:0")
+    if name == "mirrored":
+        devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
+                  [d.name for d in tf.config.list_logical_devices("CPU")]
+        return tf.distribute.MirroredStrategy(devices)
+    if name == "multi_worker":
+        if _tf_config_workers() < 1:
+            raise ValueError("--strategy multi_worker needs TF_CONFIG with a cluster of workers, e.g. "
+                             '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+                             '"task": {"type": "worker", "index": 0}}.')
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "")
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """True on the worker that writes checkpoints, logs and exports (worker 0, or the only worker)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return True
+    return resolver.task_type in (None, "chief") or (resolver.task_type == "worker" and resolver.task_id == 0)
+
+
+def split_logical_cpus(count: int) -> None:
+    """Splits the CPU into `count` logical devices (to run MirroredStrategy on a CPU-only machine, e.g. tests).
+
+    Must run before TensorFlow initialises its devices.
+    """
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * count)
