@@ -1,0 +1,308 @@
+"""Optimizers of the BERT recipe as Keras 3 optimizers: AdamW as in google-research/bert, and LAMB.
+
+Both are `keras.optimizers.Optimizer` subclasses (custom `build`/`update_step`), so they work with
+`model.fit` (also `jit_compile=True`), under mixed precision (also wrapped by `LossScaleOptimizer`), in a
+`tf.distribute` replica context (`MirroredStrategy`, `model.fit` or a custom `strategy.run` step), and they
+serialize with the model.
+
+What happens to one batch of gradients, in order:
+
+1. `tf.IndexedSlices` gradients (from embedding lookups) are made dense, so that the global norm below is the
+   norm of the real gradient. (TF's and Keras' `global_norm` sum the squares of an IndexedSlices' *rows*, which
+   counts a token that occurs k times in the batch as k separate rows instead of one summed row.)
+2. Gradient accumulation (`accumulation_steps=N > 1`): micro-batch gradients are summed and the optimizer
+   update happens on every N-th call, with their mean. See `_BertOptimizer` for why Keras' own
+   `gradient_accumulation_steps` is not used.
+3. Clipping by global norm (`global_clipnorm`, 1.0 in the BERT recipe): Keras' own mechanism, applied to the
+   (accumulated) gradient before the update, as `tf.clip_by_global_norm` was in the original. Under
+   `tf.distribute`, Keras clips each replica's gradient before the all-reduce; that is also what the TF1
+   original and tensorflow/models do, but it is not the same as clipping the all-reduced gradient.
+4. The update of `BertAdamW` or `BertLamb`, with weight decay inside the update.
+
+Weight decay is skipped for variables whose path (e.g. `layer_0/attention_layer_norm/gamma`,
+`layer_0/attention/qkv_bias`, `masked_lm/output_bias`) matches any of the regexes `weight_decay_exclusions`
+(default: the original's `["LayerNorm", "layer_norm", "bias"]`), so for every LayerNorm gamma/beta and every
+bias of this library, and applied to kernels and embedding tables. Keras' `exclude_from_weight_decay()` is
+honoured as well (it matches `variable.name`, not the path, so it cannot express the default list).
+"""
+
+import re
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_bert_lite.training.schedules import WarmupLinearDecay
+
+DEFAULT_WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
+
+
+def _dense(gradient):
+    """An IndexedSlices gradient as the dense tensor it stands for (duplicate rows summed)."""
+    if isinstance(gradient, tf.IndexedSlices):
+        return tf.convert_to_tensor(gradient)
+    return gradient
+
+
+class _BertOptimizer(keras.optimizers.Optimizer):
+    """Shared machinery: first/second moments, per-variable decay flags, dense gradients, accumulation.
+
+    Gradient accumulation is done here rather than by Keras' `gradient_accumulation_steps` because Keras'
+    (3.15, TF backend) puts the update, which all-reduces and `merge_call`s, in an `ops.cond`; under a
+    `MirroredStrategy` that raises "`merge_call` called while defining a new graph or a tf.function ... a
+    control flow statement which contains a synchronization point". Here there is no control flow around a
+    synchronization point: every call runs the full Keras apply (clip, all-reduce, `update_step`); on the
+    N-1 calls that are not an update the gradient passed on is zero and `update_step` keeps every variable
+    as it was (a select, not a branch). Accumulators are on-read-synchronized variables, so each replica
+    sums its own gradients without communicating.
+
+    With accumulation, `iterations` counts optimizer updates (micro-batch calls // N), and a
+    `LearningRateSchedule` is evaluated at that count: the k-th update (0-based) uses `schedule(k)`, the
+    same as without accumulation. (Keras' own accumulation evaluates the schedule at the micro-batch count.)
+    """
+
+    def __init__(self, learning_rate, beta_1, beta_2, epsilon, weight_decay_rate, weight_decay_exclusions,
+                 global_clipnorm, accumulation_steps, name, **kwargs):
+        if kwargs.pop("weight_decay", None) is not None:
+            raise ValueError(f"{type(self).__name__} applies `weight_decay_rate` inside its update; do not also "
+                             "pass Keras' `weight_decay` (it would decay the weights twice).")
+        if kwargs.pop("gradient_accumulation_steps", None):
+            raise ValueError(f"Use `accumulation_steps` with {type(self).__name__}: Keras' "
+                             "`gradient_accumulation_steps` does not work under tf.distribute (see docstring).")
+        if isinstance(learning_rate, int):
+            learning_rate = float(learning_rate)
+        accumulation_steps = int(accumulation_steps or 1)
+        if accumulation_steps < 1:
+            raise ValueError(f"accumulation_steps must be >= 1; got {accumulation_steps}.")
+        super().__init__(learning_rate=learning_rate, global_clipnorm=global_clipnorm, name=name, **kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.weight_decay_rate = weight_decay_rate
+        self.weight_decay_exclusions = tuple(weight_decay_exclusions or ())
+        self.accumulation_steps = accumulation_steps
+
+    # ---------------------------------------------------------------- variables
+
+    def build(self, var_list):
+        if self.built:
+            return
+        super().build(var_list)
+        self._m = [self.add_variable_from_reference(v, name="m") for v in var_list]
+        self._v = [self.add_variable_from_reference(v, name="v") for v in var_list]
+        # Python bools, decided once from the variable paths: no string work in the compiled step.
+        self._excluded = [self._is_excluded(v) for v in var_list]
+        self._accumulators = []
+        if self.accumulation_steps > 1:
+            for v in var_list:
+                with self._distribution_strategy.extended.colocate_vars_with(getattr(v, "value", v)):
+                    acc = keras.Variable(
+                        initializer="zeros", shape=v.shape, dtype=v.dtype, trainable=False,
+                        synchronization="on_read", aggregation="sum",
+                        name=self._slot_name(v, "accumulator"))
+                self._track_variable(acc)
+                self._accumulators.append(acc)
+
+    @staticmethod
+    def _slot_name(variable, suffix):
+        path = getattr(variable, "path", None) or re.sub(r":\d+$", "", variable.name)
+        return f"{path.replace('/', '_').replace(':', '_')}_{suffix}"
+
+    def _is_excluded(self, variable):
+        """True if `variable` gets no weight decay (nor, in LAMB, a trust ratio)."""
+        path = getattr(variable, "path", None) or re.sub(r":\d+$", "", variable.name)
+        if any(re.search(pattern, path) for pattern in self.weight_decay_exclusions):
+            return True
+        return not self._use_weight_decay(variable)  # Keras' exclude_from_weight_decay(), if it was called.
+
+    def uses_weight_decay(self, variable):
+        """Whether `variable` is decayed by this optimizer (needs `weight_decay_rate` > 0)."""
+        return bool(self.weight_decay_rate) and not self._is_excluded(variable)
+
+    # ---------------------------------------------------------------- steps
+
+    @property
+    def iterations(self):
+        """Optimizer updates done so far (micro-batch calls // accumulation_steps)."""
+        if self.accumulation_steps > 1:
+            return ops.floor_divide(self._iterations, self.accumulation_steps)
+        return self._iterations
+
+    def _get_current_learning_rate(self):
+        if self.accumulation_steps > 1 and isinstance(
+                self._learning_rate, keras.optimizers.schedules.LearningRateSchedule):
+            return self._learning_rate(self.iterations)
+        return super()._get_current_learning_rate()
+
+    def _is_update_call(self):
+        """Whether this call (the `_iterations`-th, not yet counted) completes an accumulation window."""
+        return ops.equal(ops.mod(self._iterations + 1, self.accumulation_steps), 0)
+
+    def apply(self, grads, trainable_variables=None):
+        grads = [_dense(g) for g in grads]
+        if self.accumulation_steps > 1 and len(grads):
+            if not self.built:
+                if trainable_variables is None:
+                    raise ValueError("Call `optimizer.build(variables)` or pass `trainable_variables`.")
+                with keras.name_scope(self.name, caller=self):
+                    self.build(list(trainable_variables))
+            variables = self._trainable_variables if trainable_variables is None else list(trainable_variables)
+            grads = self._accumulate(grads, variables)
+        return super().apply(grads, trainable_variables)
+
+    def _accumulate(self, grads, variables):
+        update_now = self._is_update_call()
+        steps = float(self.accumulation_steps)
+        out = []
+        for grad, variable in zip(grads, variables):
+            if grad is None:
+                out.append(None)
+                continue
+            acc = self._accumulators[self._get_variable_index(variable)]
+            total = ops.add(acc, ops.cast(grad, acc.dtype))
+            zeros = ops.zeros_like(total)
+            acc.assign(ops.where(update_now, zeros, total))
+            out.append(ops.where(update_now, ops.divide(total, steps), zeros))
+        return out
+
+    def update_step(self, gradient, variable, learning_rate):
+        i = self._get_variable_index(variable)
+        lr = ops.cast(learning_rate, variable.dtype)
+        grad = ops.cast(gradient, variable.dtype)
+        m, v = self._m[i], self._v[i]
+        next_m = ops.add(ops.multiply(self.beta_1, m), ops.multiply(1.0 - self.beta_1, grad))
+        next_v = ops.add(ops.multiply(self.beta_2, v), ops.multiply(1.0 - self.beta_2, ops.square(grad)))
+        next_var = self._next_value(variable, next_m, next_v, lr, excluded=self._excluded[i])
+        if self.accumulation_steps > 1:
+            update_now = self._is_update_call()
+            next_m = ops.where(update_now, next_m, m)
+            next_v = ops.where(update_now, next_v, v)
+            next_var = ops.where(update_now, next_var, variable)
+        self.assign(m, next_m)
+        self.assign(v, next_v)
+        self.assign(variable, next_var)
+
+    def _next_value(self, variable, next_m, next_v, lr, excluded):
+        raise NotImplementedError
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("weight_decay", "gradient_accumulation_steps"):
+            config.pop(key, None)
+        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
+                      weight_decay_rate=self.weight_decay_rate,
+                      weight_decay_exclusions=list(self.weight_decay_exclusions),
+                      accumulation_steps=self.accumulation_steps)
+        return config
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_lite")
+class BertAdamW(_BertOptimizer):
+    """Adam with decoupled weight decay exactly as google-research/bert's `AdamWeightDecayOptimizer`.
+
+    Per variable `w` with (clipped) gradient `g` and learning rate `lr`:
+
+        m = beta_1 * m + (1 - beta_1) * g
+        v = beta_2 * v + (1 - beta_2) * g^2
+        update = m / (sqrt(v) + epsilon)              # no bias correction
+        update += weight_decay_rate * w               # unless w matches weight_decay_exclusions
+        w = w - lr * update
+
+    This is not `keras.optimizers.AdamW`, which bias-corrects and puts epsilon inside a bias-corrected
+    denominator.
+
+    Args:
+        learning_rate: float or a `LearningRateSchedule` (e.g. `WarmupLinearDecay`).
+        weight_decay_rate: decoupled weight decay (0.01 in BERT).
+        beta_1, beta_2, epsilon: Adam constants (0.9, 0.999, 1e-6 in BERT).
+        weight_decay_exclusions: regexes searched in each variable's path; a match means no weight decay.
+        global_clipnorm: clip the gradient to this global norm before the update (1.0 in BERT); None: no
+            clipping.
+        accumulation_steps: N >= 1; update once per N calls with the mean of their gradients.
+        **kwargs: other `keras.optimizers.Optimizer` arguments (`clipnorm`, `use_ema`, ...).
+    """
+
+    def __init__(self, learning_rate=1e-4, weight_decay_rate=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                 weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS, global_clipnorm=1.0,
+                 accumulation_steps=1, name="bert_adamw", **kwargs):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay_rate, weight_decay_exclusions,
+                         global_clipnorm, accumulation_steps, name, **kwargs)
+
+    def _next_value(self, variable, next_m, next_v, lr, excluded):
+        update = ops.divide(next_m, ops.add(ops.sqrt(next_v), self.epsilon))
+        if self.weight_decay_rate and not excluded:
+            update = ops.add(update, ops.multiply(self.weight_decay_rate, variable))
+        return ops.subtract(variable, ops.multiply(lr, update))
+
+
+@keras.saving.register_keras_serializable(package="keras_bert_lite")
+class BertLamb(_BertOptimizer):
+    """LAMB (You et al. 2019, "Large Batch Optimization for Deep Learning: Training BERT in 76 minutes").
+
+    Follows tensorflow/models `official/modeling/optimization/lamb.py` (the TF-Addons LAMB), with its
+    `exclude_from_layer_adaptation` defaulting to the weight-decay exclusions as there. With `t` the 1-based
+    optimizer update count:
+
+        m = beta_1 * m + (1 - beta_1) * g;   v = beta_2 * v + (1 - beta_2) * g^2
+        update = (m / (1 - beta_1^t)) / (sqrt(v / (1 - beta_2^t)) + epsilon)   # bias-corrected, as in the paper
+        update += weight_decay_rate * w                                        # unless excluded
+        ratio = ||w|| / ||update||  if both norms > 0, else 1;  ratio = 1 if excluded
+        w = w - ratio * lr * update
+
+    The NVIDIA BERT LAMB additionally normalizes gradients by their global norm before the moments; that is
+    not done here (use `global_clipnorm` for the usual clipping).
+
+    Args: as `BertAdamW`; excluded variables (LayerNorm, biases) get neither weight decay nor a trust ratio.
+    """
+
+    def __init__(self, learning_rate=1e-3, weight_decay_rate=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+                 weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS, global_clipnorm=1.0,
+                 accumulation_steps=1, name="bert_lamb", **kwargs):
+        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay_rate, weight_decay_exclusions,
+                         global_clipnorm, accumulation_steps, name, **kwargs)
+
+    def _next_value(self, variable, next_m, next_v, lr, excluded):
+        dtype = variable.dtype
+        t = ops.cast(self.iterations + 1, dtype)
+        m_hat = ops.divide(next_m, 1.0 - ops.power(ops.cast(self.beta_1, dtype), t))
+        v_hat = ops.divide(next_v, 1.0 - ops.power(ops.cast(self.beta_2, dtype), t))
+        update = ops.divide(m_hat, ops.add(ops.sqrt(v_hat), self.epsilon))
+        if excluded:
+            return ops.subtract(variable, ops.multiply(lr, update))
+        if self.weight_decay_rate:
+            update = ops.add(update, ops.multiply(self.weight_decay_rate, variable))
+        w_norm = ops.sqrt(ops.sum(ops.square(variable)))
+        u_norm = ops.sqrt(ops.sum(ops.square(update)))
+        ratio = ops.where(ops.greater(w_norm, 0.0),
+                          ops.where(ops.greater(u_norm, 0.0), ops.divide(w_norm, u_norm), 1.0), 1.0)
+        return ops.subtract(variable, ops.multiply(ops.multiply(ratio, lr), update))
+
+
+_OPTIMIZERS = {"adamw": BertAdamW, "lamb": BertLamb}
+
+
+def create_optimizer(name="adamw", *, learning_rate, total_steps, warmup_steps=0, weight_decay=0.01,
+                     epsilon=1e-6, global_clipnorm=1.0, accumulation_steps=1):
+    """The BERT optimizer: `BertAdamW` or `BertLamb` on a `WarmupLinearDecay` schedule.
+
+    Args:
+        name: "adamw" (google-research/bert) or "lamb".
+        learning_rate: the peak learning rate.
+        total_steps: optimizer updates over the whole training (the rate reaches 0 there). With
+            accumulation, an update is `accumulation_steps` batches.
+        warmup_steps: updates of linear warmup from 0.
+        weight_decay: decoupled weight decay rate, not applied to LayerNorm and bias variables.
+        epsilon: Adam/LAMB epsilon.
+        global_clipnorm: gradient clipping by global norm before each update; None to disable.
+        accumulation_steps: batches whose mean gradient makes one update (1: no accumulation).
+
+    Returns:
+        A `keras.optimizers.Optimizer`, ready for `model.compile`.
+    """
+    try:
+        cls = _OPTIMIZERS[name.lower()]
+    except KeyError:
+        raise ValueError(f"Unknown optimizer {name!r}; use one of {sorted(_OPTIMIZERS)}.") from None
+    schedule = WarmupLinearDecay(learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
+    return cls(learning_rate=schedule, weight_decay_rate=weight_decay, epsilon=epsilon,
+               global_clipnorm=global_clipnorm, accumulation_steps=accumulation_steps)
