@@ -53,9 +53,13 @@ class DynamicMasker(tf.Module):
 
     @classmethod
     def from_vocab(cls, vocab, **kwargs) -> "DynamicMasker":
-        """Builds a masker from a `keras_bert_lite.text` Vocab (special ids and `##` pieces from the vocab)."""
-        return cls(vocab_size=len(vocab), mask_id=vocab.mask_id, special_ids=vocab.special_ids,
-                   continuation=[t.startswith("##") for t in vocab.tokens], **kwargs)
+        """Builds a masker from a `keras_bert_lite.text.Vocab` (special ids and `##` pieces from the vocab).
+
+        [PAD], [CLS], [SEP] and [MASK] are never masked; [UNK] may be, as in the original.
+        """
+        return cls(vocab_size=len(vocab), mask_id=vocab.mask_id,
+                   special_ids=(vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id),
+                   continuation=vocab.is_continuation.tolist(), **kwargs)
 
     def __call__(self, input_word_ids, seed):
         """Masks a batch.

@@ -13,10 +13,11 @@ What happens to one batch of gradients, in order:
 2. Gradient accumulation (`accumulation_steps=N > 1`): micro-batch gradients are summed and the optimizer
    update happens on every N-th call, with their mean. See `_BertOptimizer` for why Keras' own
    `gradient_accumulation_steps` is not used.
-3. Clipping by global norm (`global_clipnorm`, 1.0 in the BERT recipe): Keras' own mechanism, applied to the
-   (accumulated) gradient before the update, as `tf.clip_by_global_norm` was in the original. Under
-   `tf.distribute`, Keras clips each replica's gradient before the all-reduce; that is also what the TF1
-   original and tensorflow/models do, but it is not the same as clipping the all-reduced gradient.
+3. Clipping by global norm (`global_clipnorm`, 1.0 in the BERT recipe), applied to the (accumulated) gradient
+   before the update, as `tf.clip_by_global_norm` was in the original. Under `tf.distribute` with several
+   replicas the norm is that of the *all-reduced* gradient, so N replicas step exactly like one device with
+   the same global batch (Keras, the TF1 original and tensorflow/models clip each replica's own gradient
+   before the all-reduce, which is not the single-device result). See `_clip_gradients`.
 4. The update of `BertAdamW` or `BertLamb`, with weight decay inside the update.
 
 Weight decay is skipped for variables whose path (e.g. `layer_0/attention_layer_norm/gamma`,
@@ -163,6 +164,24 @@ class _BertOptimizer(keras.optimizers.Optimizer):
             zeros = ops.zeros_like(total)
             acc.assign(ops.where(update_now, zeros, total))
             out.append(ops.where(update_now, ops.divide(total, steps), zeros))
+        return out
+
+    def _clip_gradients(self, grads):
+        """Clips the gradient summed over replicas to `global_clipnorm`, as one device would.
+
+        Keras all-reduces (sums) the returned gradients right after this; so with N > 1 replicas this returns
+        clip(sum of the replicas' gradients) / N on every replica, and the sum is the clipped global gradient.
+        """
+        context = tf.distribute.get_replica_context()
+        if not self.global_clipnorm or context is None or context.num_replicas_in_sync == 1:
+            return super()._clip_gradients(grads)
+        replicas = context.num_replicas_in_sync
+        present = [i for i, g in enumerate(grads) if g is not None]
+        total = context.all_reduce(tf.distribute.ReduceOp.SUM, [grads[i] for i in present])
+        clipped, _ = tf.clip_by_global_norm(total, self.global_clipnorm)
+        out = list(grads)
+        for i, g in zip(present, clipped):
+            out[i] = g / replicas
         return out
 
     def update_step(self, gradient, variable, learning_rate):

@@ -397,11 +397,16 @@ _MIRRORED_SCRIPT = textwrap.dedent("""
     single = tf.distribute.get_strategy()
     mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     reference = fit(single, 1, 8, None)
+    clipped = fit(single, 1, 8, 0.05)  # clipping active at every step (gradient norms are ~1-30)
     print("RESULT " + json.dumps({
         "replicas": mirrored.num_replicas_in_sync,
         "fit": diff(reference, fit(mirrored, 1, 8, None)),
         "fit_accumulated": diff(reference, fit(mirrored, 2, 4, None)),
         "loop_accumulated": diff(reference, custom_loop(mirrored, 2, 4, None)),
+        "clipping_changes_result": diff(reference, clipped),
+        "fit_clipped": diff(clipped, fit(mirrored, 1, 8, 0.05)),
+        "loop_clipped": diff(clipped, custom_loop(mirrored, 1, 8, 0.05)),
+        "loop_accumulated_clipped": diff(clipped, custom_loop(mirrored, 2, 4, 0.05)),
     }))
     sys.stdout.flush()
     os._exit(0)  # skip the slow interpreter teardown of the strategy's threads
@@ -409,9 +414,9 @@ _MIRRORED_SCRIPT = textwrap.dedent("""
 
 
 def test_mirrored_strategy_matches_single_device():
-    """Two CPU replicas, model.fit and a custom strategy.run step, with and without accumulation, give the
-    single-device result. Clipping is off here: with it on, Keras clips each replica's gradient before the
-    all-reduce (as the TF1 original did), which is not the single-device result."""
+    """Two CPU replicas, model.fit and a custom strategy.run step, with and without accumulation and with
+    global-norm clipping active, give the single-device result (the clip applies to the all-reduced
+    gradient, not to each replica's)."""
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.run([sys.executable, "-c", _MIRRORED_SCRIPT], capture_output=True, text=True, env=env,
@@ -421,3 +426,5 @@ def test_mirrored_strategy_matches_single_device():
     result = json.loads(match.group(1))
     assert result["replicas"] == 2
     assert result["fit"] < 1e-6 and result["fit_accumulated"] < 1e-6 and result["loop_accumulated"] < 1e-6, result
+    assert result["clipping_changes_result"] > 1e-3, result
+    assert max(result["fit_clipped"], result["loop_clipped"], result["loop_accumulated_clipped"]) < 1e-6, result
