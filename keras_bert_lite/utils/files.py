@@ -8,6 +8,12 @@ import shutil
 import tempfile
 
 
+def atomic_save_model(model, path: str | os.PathLike) -> None:
+    """`model.save(path)` (a `.keras` file) so that `path` is either the previous file or the complete new one."""
+    with atomic_path(path) as tmp:
+        model.save(tmp)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Writes `text` to `path` via a temporary file in the same directory and an atomic rename."""
     with atomic_path(path) as tmp:
@@ -26,7 +32,9 @@ def atomic_path(path: str | os.PathLike):
     path = os.path.abspath(os.fspath(path))
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=parent)
+    # Hidden, and keeping the extension (keras.saving insists on ".keras").
+    stem, ext = os.path.splitext(os.path.basename(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.tmp-", suffix=ext, dir=parent)
     os.close(fd)
     os.unlink(tmp)  # callers create a file or a directory of this name themselves
     try:
