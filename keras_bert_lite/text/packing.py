@@ -1,0 +1,1 @@
+class BertPacker: pass
