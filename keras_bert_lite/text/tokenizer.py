@@ -11,6 +11,7 @@ from keras_bert_lite.text.vocab import CONTINUATION_PREFIX, Vocab
 from keras_bert_lite.text.wordpiece import FastWordpiece, PortableWordpiece
 
 VARIANTS = ("default", "portable")
+_PRINTABLE_ASCII = r"[\t\n\r\x20-\x7e]*"
 
 
 class TokensWithOffsets(typing.NamedTuple):
@@ -22,7 +23,8 @@ class TokensWithOffsets(typing.NamedTuple):
         ends: int64 byte offset where it ends (exclusive). `text[start:end]` is the original text of the token
             (for a piece inside a character that normalisation expanded, such as a Hangul syllable, the whole
             character).
-        words: int64 index of the word (whitespace/punctuation/CJK unit) the token belongs to, within its string.
+        words: int64 index, within its string, of the word (a whitespace-separated run of letters, or one
+            punctuation mark or CJK ideograph) the token belongs to.
     """
 
     ids: tf.RaggedTensor
@@ -67,6 +69,14 @@ class BertTokenizer(tf.Module):
         wordpiece = FastWordpiece if variant == "default" else PortableWordpiece
         self._wordpiece = wordpiece(self.vocab, max_chars_per_word)
         self._tokens = tf.constant(self.vocab.tokens)
+        self._is_continuation = tf.constant(self.vocab.is_continuation)
+        if variant == "default":
+            import tensorflow_text as tf_text
+
+            self._ascii_wordpiece = tf_text.FastWordpieceTokenizer(
+                vocab=list(self.vocab.tokens), suffix_indicator=CONTINUATION_PREFIX,
+                max_bytes_per_word=max_chars_per_word, token_out_type=tf.int32,
+                unknown_token=self.vocab.tokens[self.vocab.unk_id], no_pretokenization=False)
 
     def tokenize(self, text) -> tf.RaggedTensor:
         """Text → WordPiece ids, flattened over words, without special tokens.
@@ -89,24 +99,41 @@ class BertTokenizer(tf.Module):
             `TokensWithOffsets` of RaggedTensors `[batch, (tokens)]`.
         """
         text = _as_strings(text)
+        if self.variant == "portable":
+            ids, starts, ends = self._general(text)
+        else:
+            # Printable-ASCII lines (most English text) take tf_text's one-op path: on them its whitespace and
+            # punctuation split, byte limit and ASCII lower-casing are the reference's (pinned by the tests).
+            simple = tf.strings.regex_full_match(text, _PRINTABLE_ASCII)
+            simple_rows, other_rows = tf.where(simple)[:, 0], tf.where(~simple)[:, 0]
+            parts = zip(self._printable_ascii(tf.gather(text, simple_rows)), self._general(tf.gather(text, other_rows)))
+            order = tf.argsort(tf.concat([simple_rows, other_rows], axis=0))
+            ids, starts, ends = (tf.gather(tf.concat(pair, axis=0), order) for pair in parts)
+        # A word's first piece is never a "##" piece, every later one is: that numbers the words.
+        begins_word = tf.cast(~tf.gather(self._is_continuation, ids.flat_values), tf.int64)
+        through = tf.cumsum(begins_word)
+        words = through - 1 - tf.gather(tf.concat([[0], through], axis=0), tf.gather(ids.row_splits,
+                                                                                      ids.value_rowids()))
+        return TokensWithOffsets(ids=ids, starts=starts, ends=ends, words=ids.with_flat_values(words))
+
+    def _general(self, text):
+        """Any text: our reference pre-tokenizer (core ops), then WordPiece. Returns ids, starts, ends."""
         words = self._pretokenizer(text)
         pieces = self._wordpiece(words.chars.values)                 # [all words, (pieces)]
-        word_starts = words.starts.values                            # [all words, (chars)]
-        word_ends = words.ends.values
+        word_starts, word_ends = words.starts.values, words.ends.values   # [all words, (chars)]
         piece_word = pieces.ids.value_rowids()
         starts = tf.gather(word_starts.flat_values, tf.gather(word_starts.row_starts(), piece_word)
                            + pieces.begins.flat_values)
         ends = tf.gather(word_ends.flat_values, tf.gather(word_ends.row_starts(), piece_word)
                          + pieces.ends.flat_values - 1)
-        word_index = piece_word - tf.gather(words.chars.row_starts(), tf.gather(words.chars.value_rowids(),
-                                                                                piece_word))
-        per_text = words.chars.row_splits
+        splits = tf.gather(pieces.ids.row_splits, words.chars.row_splits)
+        return tuple(tf.RaggedTensor.from_row_splits(v, splits) for v in (pieces.ids.flat_values, starts, ends))
 
-        def nest(values):
-            return tf.RaggedTensor.from_row_splits(values, tf.gather(pieces.ids.row_splits, per_text))
-
-        return TokensWithOffsets(ids=nest(pieces.ids.flat_values), starts=nest(starts), ends=nest(ends),
-                                 words=nest(word_index))
+    def _printable_ascii(self, text):
+        """Printable-ASCII text (and tab, newline, return) through tf_text's FastWordpieceTokenizer alone."""
+        if self.lower_case:
+            text = tf.strings.lower(text)  # ASCII only: equals str.lower() + accent stripping here
+        return self._ascii_wordpiece.tokenize_with_offsets(text)
 
     def detokenize(self, ids) -> tf.Tensor:
         """Ids → text: tokens joined by spaces, `##` pieces glued to the previous one (lossy: the reference
