@@ -146,11 +146,12 @@ class PortableWordpiece(tf.Module):
             more = ok & (start + best < length)
             return step + 1, tf.boolean_mask(alive, more), tf.boolean_mask(start + best, more), arrays, bad
 
+        # Element 0 is empty, so that concat() works when no step runs.
         arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True, infer_shape=False, element_shape=[None])
-                  for dtype in (tf.int64, tf.int32, tf.int64, tf.int64)]
+                  .write(0, tf.zeros([0], dtype)) for dtype in (tf.int64, tf.int32, tf.int64, tf.int64)]
         _, _, _, arrays, bad = tf.while_loop(
             lambda step, alive, *_: tf.size(alive) > 0, body,
-            (tf.constant(0), tf.range(num, dtype=tf.int64), tf.zeros([num], tf.int64), arrays,
+            (tf.constant(1), tf.range(num, dtype=tf.int64), tf.zeros([num], tf.int64), arrays,
              tf.zeros([num], tf.bool)),
             shape_invariants=(tf.TensorShape([]), tf.TensorShape([None]), tf.TensorShape([None]),
                               [tf.TensorShape(None)] * 4, tf.TensorShape([None])))
