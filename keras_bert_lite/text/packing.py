@@ -1,0 +1,92 @@
+"""`BertPacker`: one or two token segments → `[CLS] A [SEP] (B [SEP])`, padded, with the reference truncation."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from keras_bert_lite.text.vocab import Vocab
+
+
+class BertPacker(tf.Module):
+    """Packs WordPiece ids into the encoder's three int32 inputs, with core TensorFlow ops only.
+
+    Truncation is google-research/bert's: a single segment keeps its first `seq_length - 2` tokens; a pair loses
+    one token at a time from the end of the longer segment (the second one on ties) until it fits
+    `seq_length - 3` (`_truncate_seq_pair`), computed here in closed form.
+
+    Args:
+        seq_length: the longest packed sequence, special tokens included.
+        vocab: a `Vocab` (its [CLS], [SEP], [PAD] ids are used), or a dict with "cls_id", "sep_id", "pad_id".
+        dynamic: False: always pad to `seq_length` (fixed shapes, for export and TPUs). True: pad only to the
+            longest packed sequence in the batch rounded up to a multiple of 8 (never above `seq_length`).
+
+    Call args:
+        first: int RaggedTensor `[batch, (tokens)]`, segment A.
+        second: optional int RaggedTensor `[batch, (tokens)]`, segment B.
+
+    Returns:
+        dict of int32 `[batch, seq]` tensors: "input_word_ids", "input_mask" (1 on real tokens),
+        "input_type_ids" (0 for [CLS] A [SEP], 1 for B [SEP]), seq = seq_length, or the dynamic length.
+    """
+
+    def __init__(self, seq_length: int, vocab: Vocab | dict, dynamic: bool = False, name: str | None = None):
+        super().__init__(name=name)
+        if seq_length < 3:
+            raise ValueError(f"BertPacker: seq_length={seq_length}; it must leave room for [CLS] and two [SEP].")
+        ids = vocab if isinstance(vocab, dict) else {"cls_id": vocab.cls_id, "sep_id": vocab.sep_id,
+                                                     "pad_id": vocab.pad_id}
+        self.seq_length = seq_length
+        self.dynamic = dynamic
+        self.cls_id, self.sep_id, self.pad_id = int(ids["cls_id"]), int(ids["sep_id"]), int(ids["pad_id"])
+
+    def __call__(self, first: tf.RaggedTensor, second: tf.RaggedTensor | None = None) -> dict[str, tf.Tensor]:
+        first = tf.cast(first, tf.int32)
+        batch = first.nrows()
+        cls = tf.fill([batch, 1], self.cls_id)
+        sep = tf.fill([batch, 1], self.sep_id)
+        if second is None:
+            first = first[:, :self.seq_length - 2]
+            segments = [cls, first, sep]
+            types = [0, 0, 0]
+        else:
+            first, second = truncate_pair(first, tf.cast(second, tf.int32), self.seq_length - 3)
+            segments = [cls, first, sep, second, sep]
+            types = [0, 0, 0, 1, 1]
+        word_ids = tf.concat(segments, axis=1)
+        type_ids = tf.concat([tf.ones_like(s) * t for s, t in zip(segments, types)], axis=1)
+        length = self.seq_length
+        if self.dynamic:
+            longest = tf.cast(tf.reduce_max(word_ids.row_lengths()), tf.int32)
+            length = tf.minimum((longest + 7) // 8 * 8, self.seq_length)
+        shape = tf.stack([tf.cast(batch, tf.int32), length])
+        return {
+            "input_word_ids": word_ids.to_tensor(default_value=self.pad_id, shape=shape),
+            "input_mask": tf.ones_like(word_ids).to_tensor(default_value=0, shape=shape),
+            "input_type_ids": type_ids.to_tensor(default_value=0, shape=shape),
+        }
+
+
+def truncate_pair(first: tf.RaggedTensor, second: tf.RaggedTensor, budget: int):
+    """google-research/bert `_truncate_seq_pair` in closed form.
+
+    The loop pops from the longer segment (the second on ties) while the total exceeds `budget`: the longer one
+    shrinks to the shorter, then both alternate, so the first keeps min(len_a, max(ceil(budget/2), budget-len_b))
+    and the second min(len_b, max(floor(budget/2), budget-len_a)).
+
+    Args:
+        first, second: RaggedTensor `[batch, (tokens)]`.
+        budget: the most tokens both may keep together.
+
+    Returns:
+        The two truncated RaggedTensors.
+    """
+    len_a, len_b = first.row_lengths(), second.row_lengths()
+    keep_a = tf.minimum(len_a, tf.maximum((budget + 1) // 2, budget - len_b))
+    keep_b = tf.minimum(len_b, tf.maximum(budget // 2, budget - len_a))
+    return _keep_first(first, keep_a), _keep_first(second, keep_b)
+
+
+def _keep_first(ragged: tf.RaggedTensor, counts: tf.Tensor) -> tf.RaggedTensor:
+    """Keeps the first `counts[i]` items of row i. `counts` int64 `[batch]`."""
+    keep = tf.ragged.range(ragged.row_lengths()) < counts[:, None]
+    return tf.ragged.boolean_mask(ragged, keep)

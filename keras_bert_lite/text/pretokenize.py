@@ -1,0 +1,145 @@
+"""The reference BasicTokenizer in core TensorFlow ops: text → normalised words, with offsets into the original.
+
+Steps, per the reference (`tokenization.py`), all on Unicode code points:
+  1. decode UTF-8, replacing invalid bytes by U+FFFD (the reference decodes with errors="ignore"; U+FFFD is then
+     deleted, so both drop exactly the invalid bytes);
+  2. `_clean_text`: delete NUL, U+FFFD, Cc and Cf characters;
+  3. uncased only: `str.lower()` incl. its Final_Sigma rule, NFD and deletion of category Mn — one table
+     lookup per code point (a code point may become 0-3 code points) plus the sigma fix-up;
+  4. split: whitespace separates words; punctuation and CJK ideographs are one-character words.
+
+Only tf.strings, tf.math and ragged ops are used, so the graph loads in any TensorFlow runtime.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import tensorflow as tf
+
+from keras_bert_lite.text import unicode_tables as ut
+
+
+class Words(typing.NamedTuple):
+    """Words of a batch, as code points, each remembering the original bytes it came from.
+
+    Attributes:
+        chars: int32 RaggedTensor `[batch, (words), (chars)]`: normalised code points of each word.
+        starts: int64 RaggedTensor `[batch, (words), (chars)]`: byte offset in the input string of the character
+            each code point came from.
+        ends: int64, same shape: end (exclusive) byte offset of that character.
+    """
+
+    chars: tf.RaggedTensor
+    starts: tf.RaggedTensor
+    ends: tf.RaggedTensor
+
+
+def _lookup(starts: tf.Tensor, values: tf.Tensor, cps: tf.Tensor) -> tf.Tensor:
+    """Value of the run (range table) each code point falls in. `cps` int32 `[n]` → `[n]`."""
+    return tf.gather(values, tf.searchsorted(starts, cps, side="right") - 1)
+
+
+def _final_sigmas(cps: tf.Tensor, props: tf.Tensor, rowids: tf.Tensor) -> tf.Tensor:
+    """Marks each capital sigma that `str.lower()` turns into a final sigma.
+
+    CPython: Σ is final iff, skipping case-ignorable characters, a cased character precedes it and none follows.
+    Within a run of cased/case-ignorable characters (runs also end at row boundaries) that means: some cased
+    character before it in the run and none after.
+
+    Args:
+        cps: int32 `[n]` code points of all rows, concatenated.
+        props: int32 `[n]` their property values.
+        rowids: int `[n]` row of each code point (non-decreasing).
+
+    Returns:
+        bool `[n]`.
+    """
+    cased = tf.cast((props & ut.CASED) > 0, tf.int32)
+    in_run = (props & (ut.CASED | ut.CASE_IGNORABLE)) > 0
+    new_row = tf.concat([[True], rowids[1:] != rowids[:-1]], axis=0)
+    prev_in_run = tf.concat([[False], in_run[:-1]], axis=0)
+    run_ids = tf.cumsum(tf.cast(new_row | ~in_run | ~prev_in_run, tf.int32)) - 1
+    cased_through = tf.cumsum(cased)                                                     # inclusive
+    cased_before_run = tf.math.segment_min(cased_through - cased, run_ids)
+    cased_through_run = tf.math.segment_max(cased_through, run_ids)
+    before = cased_through - cased - tf.gather(cased_before_run, run_ids)
+    after = tf.gather(cased_through_run, run_ids) - cased_through
+    return (cps == ut.CAPITAL_SIGMA) & (before > 0) & (after == 0)
+
+
+class Pretokenizer(tf.Module):
+    """Normalises and splits text exactly like the reference BasicTokenizer.
+
+    Args:
+        lower_case: True for uncased vocabularies (lower-case and strip accents), False for cased ones.
+    """
+
+    def __init__(self, lower_case: bool, name: str | None = None):
+        super().__init__(name=name)
+        self.lower_case = bool(lower_case)
+        tables = ut.unicode_tables()
+        self._prop_starts = tf.constant(tables.prop_starts, tf.int32)
+        self._prop_values = tf.constant(tables.prop_values, tf.int32)
+        self._lower_keys = tf.constant(tables.lower_keys, tf.int32)
+        self._lower_values = tf.constant(tables.lower_values, tf.int32)
+
+    def __call__(self, text: tf.Tensor) -> Words:
+        """Splits a batch of strings into words.
+
+        Args:
+            text: tf.string `[batch]`.
+
+        Returns:
+            `Words` with ragged `[batch, (words), (chars)]` components.
+        """
+        cps, starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8", errors="replace",
+                                                             replacement_char=0xFFFD)
+        rowids = cps.value_rowids()
+        cp, start = cps.flat_values, starts.flat_values
+        # A character ends where the next one of its string starts, the last one where the string ends.
+        next_in_row = tf.concat([rowids[1:] == rowids[:-1], [False]], axis=0)
+        next_start = tf.concat([start[1:], tf.zeros([1], tf.int64)], axis=0)
+        string_end = tf.gather(tf.cast(tf.strings.length(text), tf.int64), rowids)
+        end = tf.where(next_in_row, next_start, string_end)
+
+        props = _lookup(self._prop_starts, self._prop_values, cp)
+        kept = tf.where((props & ut.CLASS_MASK) != ut.DROP)[:, 0]
+        cp, props, rowids = tf.gather(cp, kept), tf.gather(props, kept), tf.gather(rowids, kept)
+        start, end = tf.gather(start, kept), tf.gather(end, kept)
+
+        if self.lower_case:
+            cp, rowids, start, end = self._lower(cp, props, rowids, start, end)
+            props = _lookup(self._prop_starts, self._prop_values, cp)
+        return self._split(cp, props & ut.CLASS_MASK, rowids, start, end, tf.shape(text, out_type=tf.int64)[0])
+
+    def _lower(self, cp, props, rowids, start, end):
+        """`str.lower()`, NFD, delete Mn: each code point becomes 0..MAX_EXPANSION code points."""
+        cp = tf.cond(tf.reduce_any(cp == ut.CAPITAL_SIGMA),
+                     lambda: tf.where(_final_sigmas(cp, props, rowids), ut.FINAL_SIGMA, cp), lambda: cp)
+        num_keys = tf.shape(self._lower_keys)[0]
+        idx = tf.minimum(tf.searchsorted(self._lower_keys, cp, side="left"), num_keys - 1)
+        hit = tf.gather(self._lower_keys, idx) == cp
+        pad = -tf.ones([tf.size(cp), ut.MAX_EXPANSION - 1], tf.int32)
+        out = tf.where(hit[:, None], tf.gather(self._lower_values, idx), tf.concat([cp[:, None], pad], axis=1))
+        valid = out >= 0                                                                # [n, MAX_EXPANSION]
+        source = tf.where(valid)[:, 0]                                                  # [m] index into cp
+        return (tf.boolean_mask(out, valid), tf.gather(rowids, source), tf.gather(start, source),
+                tf.gather(end, source))
+
+    @staticmethod
+    def _split(cp, cls, rowids, start, end, batch) -> Words:
+        """Groups code points into words: runs of WORD chars; each PUNCT or CJK char alone; SPACE separates."""
+        new_row = tf.concat([[True], rowids[1:] != rowids[:-1]], axis=0)
+        prev_cls = tf.concat([[ut.SPACE], cls[:-1]], axis=0)
+        begins = (cls == ut.PUNCT) | (cls == ut.CJK) | ((cls == ut.WORD) & (new_row | (prev_cls != ut.WORD)))
+        in_word = tf.where(cls != ut.SPACE)[:, 0]
+        word_ids = tf.gather(tf.cumsum(tf.cast(begins, tf.int64)) - 1, in_word)
+        word_rows = tf.boolean_mask(rowids, begins)
+
+        def nest(values):
+            inner = tf.RaggedTensor.from_value_rowids(tf.gather(values, in_word), word_ids,
+                                                      nrows=tf.shape(word_rows, out_type=tf.int64)[0])
+            return tf.RaggedTensor.from_value_rowids(inner, word_rows, nrows=batch)
+
+        return Words(chars=nest(cp), starts=nest(start), ends=nest(end))

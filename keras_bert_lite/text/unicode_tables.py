@@ -1,0 +1,118 @@
+"""Per-code-point tables of the reference BERT tokenizer's character predicates, for in-graph lookup.
+
+The reference (google-research/bert `tokenization.py`) decides everything character by character with Python's
+`unicodedata`: `_clean_text` drops NUL, U+FFFD and control characters (category Cc or Cf, except tab, newline and
+carriage return, which are whitespace) and maps whitespace (those three, space and category Zs) to a space;
+`_tokenize_chinese_chars` isolates CJK ideographs of eight code point ranges; `_run_split_on_punc` isolates ASCII
+symbols and category P*; `whitespace_tokenize` splits on `str.isspace()`; the uncased mode maps each word through
+`str.lower()`, NFD and drops category Mn. We evaluate those very predicates once per code point here and hand the
+graph compact tables; the graph never re-implements them. Tables therefore follow the Unicode version of the Python
+that builds the tokenizer, exactly like the reference.
+
+Two per-character facts are not per-character in the reference and are handled in the graph:
+`str.lower()` maps U+03A3 (capital sigma) to U+03C2 (final sigma) at the end of a word (Unicode's Final_Sigma
+context), for which the tables carry the `CASED` and `CASE_IGNORABLE` bits CPython uses; and NFD's canonical
+reordering of combining marks, which cannot change the output because every reordered mark that survives accent
+stripping would have to be a spacing mark with a non-zero combining class next to another one (none occur in text).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import sys
+import unicodedata
+
+import numpy as np
+
+# Character classes (low 3 bits of a property value).
+WORD = 0        # part of a word
+DROP = 1        # deleted by _clean_text
+SPACE = 2       # word separator
+PUNCT = 3       # a one-character word (_run_split_on_punc)
+CJK = 4         # a one-character word (_tokenize_chinese_chars)
+CLASS_MASK = 7
+# Final_Sigma context bits (CPython's _PyUnicode_IsCased / _PyUnicode_IsCaseIgnorable, as str.lower() uses them).
+CASED = 8
+CASE_IGNORABLE = 16
+
+CAPITAL_SIGMA = 0x3A3
+FINAL_SIGMA = 0x3C2
+MAX_EXPANSION = 3  # longest str.lower() + NFD + strip-Mn expansion of one code point (Hangul syllables)
+
+_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+               (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def _strip_accents(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+
+
+def _classes(cps: np.ndarray, chars: list[str]) -> np.ndarray:
+    """The reference's predicates, first match wins: dropped, whitespace, CJK, punctuation, else word."""
+    category = np.asarray(list(map(unicodedata.category, chars)))
+    tab_nl_cr = (cps == 9) | (cps == 10) | (cps == 13)
+    dropped = ~tab_nl_cr & ((cps == 0) | (cps == 0xFFFD) | (category == "Cc") | (category == "Cf"))
+    # _is_whitespace, plus what str.split() in whitespace_tokenize also splits on (U+2028, U+2029).
+    space = (cps == 32) | tab_nl_cr | (category == "Zs") | np.fromiter(map(str.isspace, chars), bool, len(chars))
+    cjk = np.zeros(len(cps), bool)
+    for lo, hi in _CJK_RANGES:
+        cjk |= (lo <= cps) & (cps <= hi)
+    ascii_symbol = (((33 <= cps) & (cps <= 47)) | ((58 <= cps) & (cps <= 64)) | ((91 <= cps) & (cps <= 96))
+                    | ((123 <= cps) & (cps <= 126)))
+    punct = ascii_symbol | np.char.startswith(category, "P")
+    return np.select([dropped, space, cjk, punct], [DROP, SPACE, CJK, PUNCT], WORD)
+
+
+@dataclasses.dataclass(frozen=True)
+class UnicodeTables:
+    """Range-compressed tables for `tf.searchsorted` lookups.
+
+    Attributes:
+        prop_starts: int32 `[R]` sorted first code points of runs of equal property value; `prop_starts[0] == 0`.
+        prop_values: int32 `[R]` property of each run: a class (`WORD`...`CJK`) ORed with `CASED`/`CASE_IGNORABLE`.
+        lower_keys: int32 `[M]` sorted code points that uncased mode changes (`str.lower()`, NFD, strip Mn).
+        lower_values: int32 `[M, MAX_EXPANSION]` their replacements, padded with -1 (all -1: deleted).
+        unicode_version: `unicodedata.unidata_version` the tables were built from.
+    """
+
+    prop_starts: np.ndarray
+    prop_values: np.ndarray
+    lower_keys: np.ndarray
+    lower_values: np.ndarray
+    unicode_version: str
+
+
+def _sigma_context_bits(chars: list[str]) -> list[int]:
+    """CASED / CASE_IGNORABLE as CPython's Final_Sigma rule sees them, probed through `str.lower()` itself.
+
+    "xΣ" lowers to "xς" iff x is cased and not case-ignorable; "ΑxΣ" does iff x is that or case-ignorable.
+    Probes are joined by "\n" (neither cased nor ignorable), so one `lower()` call answers many.
+    """
+    ends_cased = [p.endswith("\u03c2") for p in "\n".join(ch + "\u03a3" for ch in chars).lower().split("\n")]
+    ends_after = [p.endswith("\u03c2") for p in "\n".join("\u0391" + ch + "\u03a3" for ch in chars).lower().split("\n")]
+    return [CASED if c else (CASE_IGNORABLE if a else 0) for c, a in zip(ends_cased, ends_after)]
+
+
+@functools.lru_cache(maxsize=None)
+def unicode_tables() -> UnicodeTables:
+    """Builds (once per process, about a second) the tables from this Python's `unicodedata`."""
+    props, keys, replacements = [], [], []
+    block = 1 << 16
+    for first in range(0, sys.maxunicode + 1, block):
+        cps = np.arange(first, first + block)
+        # "\n" separates probes below, so it stands in for itself as " " (same class, same mapping: none).
+        chars = [" " if cp == 10 else chr(cp) for cp in range(first, first + block)]
+        block_props = _classes(cps, chars) | np.asarray(_sigma_context_bits(chars))
+        props.append(block_props)
+        mapped = _strip_accents("\n".join(chars).lower()).split("\n")
+        for i in np.flatnonzero(np.asarray(mapped, object) != np.asarray(chars, object)):
+            if block_props[i] & CLASS_MASK not in (DROP, SPACE):
+                keys.append(first + i)
+                replacements.append([ord(c) for c in mapped[i]] + [-1] * (MAX_EXPANSION - len(mapped[i])))
+    props = np.concatenate(props)
+    starts = np.flatnonzero(np.diff(props, prepend=-1))
+    return UnicodeTables(prop_starts=np.asarray(starts, np.int32), prop_values=props[starts].astype(np.int32),
+                         lower_keys=np.asarray(keys, np.int32),
+                         lower_values=np.asarray(replacements, np.int32).reshape(-1, MAX_EXPANSION),
+                         unicode_version=unicodedata.unidata_version)

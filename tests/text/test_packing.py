@@ -1,0 +1,64 @@
+"""BertPacker: layout, type ids, mask, padding, the reference's pair truncation, dynamic length."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert_lite.text import BertPacker
+from keras_bert_lite.text.packing import truncate_pair
+
+IDS = {"cls_id": 101, "sep_id": 102, "pad_id": 0}
+
+
+def test_single_segment_layout_and_truncation():
+    out = BertPacker(6, IDS)(tf.ragged.constant([[1, 2, 3, 4, 5, 6], [7], []]))
+    np.testing.assert_array_equal(out["input_word_ids"], [[101, 1, 2, 3, 4, 102], [101, 7, 102, 0, 0, 0],
+                                                          [101, 102, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(out["input_mask"], [[1] * 6, [1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(out["input_type_ids"], np.zeros([3, 6]))
+    assert all(v.dtype == tf.int32 for v in out.values())
+
+
+def test_pair_layout():
+    out = BertPacker(9, IDS)(tf.ragged.constant([[1, 2]]), tf.ragged.constant([[3, 4, 5]]))
+    np.testing.assert_array_equal(out["input_word_ids"], [[101, 1, 2, 102, 3, 4, 5, 102, 0]])
+    np.testing.assert_array_equal(out["input_type_ids"], [[0, 0, 0, 0, 1, 1, 1, 1, 0]])
+    np.testing.assert_array_equal(out["input_mask"], [[1, 1, 1, 1, 1, 1, 1, 1, 0]])
+
+
+def _reference_truncate(len_a, len_b, budget):
+    """google-research/bert run_classifier._truncate_seq_pair, on lengths."""
+    a, b = list(range(len_a)), list(range(len_b))
+    while len(a) + len(b) > budget:
+        (a if len(a) > len(b) else b).pop()
+    return len(a), len(b)
+
+
+@pytest.mark.parametrize("budget", [0, 1, 2, 5, 8, 13])
+def test_pair_truncation_equals_the_reference_loop(budget):
+    lengths = [(a, b) for a in range(12) for b in range(12)]
+    first = tf.ragged.constant([list(range(a)) for a, _ in lengths], dtype=tf.int32, ragged_rank=1)
+    second = tf.ragged.constant([list(range(100, 100 + b)) for _, b in lengths], dtype=tf.int32, ragged_rank=1)
+    kept_a, kept_b = truncate_pair(first, second, budget)
+    for (a, b), ra, rb in zip(lengths, kept_a.to_list(), kept_b.to_list()):
+        ea, eb = _reference_truncate(a, b, budget)
+        assert (ra, rb) == (list(range(ea)), list(range(100, 100 + eb))), (a, b, budget)
+
+
+def test_dynamic_pads_to_longest_rounded_to_8_capped_at_seq_length():
+    packer = BertPacker(64, IDS, dynamic=True)
+    assert packer(tf.ragged.constant([[1] * 9, [2]]))["input_word_ids"].shape == (2, 16)
+    assert packer(tf.ragged.constant([[1] * 6]))["input_word_ids"].shape == (1, 8)
+    assert packer(tf.ragged.constant([[1] * 100]))["input_mask"].shape == (1, 64)
+    graph = tf.function(packer, input_signature=[tf.RaggedTensorSpec([None, None], tf.int32)])
+    assert graph(tf.ragged.constant([[1] * 17]))["input_type_ids"].shape == (1, 24)
+
+
+def test_special_ids_come_from_the_vocab(cased_vocab):
+    out = BertPacker(4, cased_vocab)(tf.ragged.constant([[7]]))
+    assert out["input_word_ids"].numpy().tolist() == [[cased_vocab.cls_id, 7, cased_vocab.sep_id, cased_vocab.pad_id]]
+
+
+def test_seq_length_too_small():
+    with pytest.raises(ValueError, match="seq_length"):
+        BertPacker(2, IDS)

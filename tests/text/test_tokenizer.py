@@ -1,0 +1,115 @@
+"""BertTokenizer: exact reference ids (goldens) for both variants and casings, offsets, bad input, tf.data."""
+
+import unicodedata
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert_lite.text import BertTokenizer
+from tests.text.conftest import case_bytes
+
+VARIANTS = ("default", "portable")
+CASINGS = ("uncased", "cased")
+
+
+@pytest.mark.parametrize("casing", CASINGS)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_golden_ids_equal_reference(tokenizers, goldens, variant, casing):
+    assert goldens["unicode_version"] == unicodedata.unidata_version, (
+        "tests/golden/tokenizer_goldens.json was generated with Unicode tables "
+        f"{goldens['unicode_version']}, this Python has {unicodedata.unidata_version}; regenerate the goldens "
+        "with tests/golden/make_tokenizer_goldens.py under this Python.")
+    cases = goldens["cases"]
+    got = tokenizers[variant, casing].tokenize(tf.constant([case_bytes(c) for c in cases])).to_list()
+    mismatches = [(c.get("text", c.get("utf8_hex")), g, c[casing]) for c, g in zip(cases, got) if g != c[casing]]
+    assert not mismatches, f"{len(mismatches)}/{len(cases)} lines differ from the reference, first: {mismatches[0]}"
+    assert len(cases) >= 400
+
+
+def test_goldens_pin_the_known_tf_text_differences(goldens):
+    """The golden set holds the cases where tf_text's own BertTokenizer normalisation is wrong."""
+    texts = [c.get("text", "") for c in goldens["cases"]]
+    for needle in ("…", "ß", "，", "\x01", "\u200b", "\x0b", "ΟΔΟΣ", "\U000F0000", "e\u0301cole", "a" * 100):
+        assert any(needle in t for t in texts), needle
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_known_ids(tokenizers, uncased_vocab, variant):
+    tok = tokenizers[variant, "uncased"]
+    ids = tok.tokenize(tf.constant(["Hello, world! unaffable", "Straße … ＡＢＣ", "a\x01b", ""])).to_list()
+    v = uncased_vocab.token_to_id
+    assert ids[0] == [v["hello"], v[","], v["world"], v["!"], v["una"], v["##ffa"], v["##ble"]]
+    # Reference: lower() keeps ß (tf_text's casefold makes "ss"), keeps … (NFKC makes "...") and full-width
+    # letters (NFKC makes "abc"); here ＡＢＣ lowers to ａｂｃ, which the vocab does not have.
+    assert [uncased_vocab.tokens[i] for i in ids[1]] == ["st", "##raße", "…", "[UNK]"]
+    assert ids[2] == [v["ab"]]          # control character deleted, not a word break
+    assert ids[3] == []
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_invalid_utf8_is_dropped_like_the_reference(tokenizers, variant):
+    tok = tokenizers[variant, "uncased"]
+    ids = tok.tokenize(tf.constant([b"caf\xff\xfe", b"caf"])).to_list()
+    assert ids[0] == ids[1]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_offsets_point_into_the_original_string(tokenizers, uncased_vocab, variant):
+    text = ["Héllo,  WORLD!\tunaffable", "\x01中文 ΟΔΟΣ", "plain: it's e-mail"]
+    out = tokenizers[variant, "uncased"].tokenize_with_offsets(tf.constant(text))
+    raw = [t.encode() for t in text]
+    spans = [[raw[i][s:e].decode() for s, e in zip(starts, ends)]
+             for i, (starts, ends) in enumerate(zip(out.starts.to_list(), out.ends.to_list()))]
+    assert spans[0] == ["Héllo", ",", "WORLD", "!", "una", "ffa", "ble"]
+    assert spans[1] == ["中", "文", "Ο", "Δ", "ΟΣ"]  # ο ##δ ##ος
+    assert spans[2] == ["plain", ":", "it", "'", "s", "e", "-", "mail"]
+    assert out.words.to_list()[0] == [0, 1, 2, 3, 4, 4, 4]
+    assert out.ids.to_list() == tokenizers[variant, "uncased"].tokenize(tf.constant(text)).to_list()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_variants_agree_on_offsets(tokenizers, goldens, variant):
+    text = tf.constant([case_bytes(c) for c in goldens["cases"][:120]])
+    a = tokenizers["default", "cased"].tokenize_with_offsets(text)
+    b = tokenizers["portable", "cased"].tokenize_with_offsets(text)
+    for x, y in zip(a, b):
+        assert x.to_list() == y.to_list()
+
+
+def test_detokenize(tokenizers):
+    tok = tokenizers["portable", "uncased"]
+    ids = tok.tokenize(tf.constant(["Unaffable tokenizers, indeed!", ""]))
+    assert tok.detokenize(ids).numpy().tolist() == [b"unaffable tokenizers , indeed !", b""]
+
+
+def test_bad_input_raises_clear_errors(tokenizers):
+    tok = tokenizers["default", "uncased"]
+    with pytest.raises(TypeError, match="tf.string"):
+        tok.tokenize(tf.constant([1, 2]))
+    with pytest.raises(TypeError, match="expected strings"):
+        tok.tokenize([1, 2])
+    with pytest.raises(ValueError, match=r"shape \[batch\]"):
+        tok.tokenize(tf.constant([["a"]]))
+    with pytest.raises(ValueError, match="variant"):
+        BertTokenizer(tok.vocab, lower_case=True, variant="fast")
+    with pytest.raises(TypeError, match="lower_case"):
+        BertTokenizer(tok.vocab, lower_case="yes")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_tf_data_and_tf_function(tokenizers, variant):
+    tok = tokenizers[variant, "uncased"]
+    ds = tf.data.Dataset.from_tensor_slices(["Hello there", "", "Ünïcödé!"] * 2).batch(3)
+    ds = ds.map(lambda text: tok.tokenize(text).to_tensor())
+    eager = tok.tokenize(tf.constant(["Hello there", "", "Ünïcödé!"])).to_tensor().numpy()
+    for batch in ds:
+        np.testing.assert_array_equal(batch.numpy(), eager)
+    graph = tf.function(tok.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+    assert graph(tf.constant(["Hello there", "", "Ünïcödé!"])).to_list() == [list(r[r > 0]) for r in eager]
+
+
+def test_max_chars_per_word(uncased_vocab):
+    tok = BertTokenizer(uncased_vocab, lower_case=True, max_chars_per_word=5, variant="portable")
+    assert tok.tokenize(tf.constant(["hello hellos"])).to_list() == [[uncased_vocab.token_to_id["hello"],
+                                                                         uncased_vocab.unk_id]]

