@@ -11,16 +11,20 @@ Optionally also compares Hugging Face's BertTokenizerLegacy (run in the referenc
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
-import json
 import os
-import pathlib
-import subprocess
 import sys
-import tempfile
 
-import tensorflow as tf
+# bench/tokenize.py would shadow the standard library's `tokenize` for anything imported from this directory.
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import pathlib  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+
+import tensorflow as tf  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

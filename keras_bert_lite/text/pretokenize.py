@@ -35,9 +35,10 @@ class Words(typing.NamedTuple):
     ends: tf.RaggedTensor
 
 
-def _lookup(starts: tf.Tensor, values: tf.Tensor, cps: tf.Tensor) -> tf.Tensor:
-    """Value of the run (range table) each code point falls in. `cps` int32 `[n]` → `[n]`."""
-    return tf.gather(values, tf.searchsorted(starts, cps, side="right") - 1)
+def _lookup(pages: tf.Tensor, blocks: tf.Tensor, cps: tf.Tensor) -> tf.Tensor:
+    """Two-level table lookup (see `UnicodeTables`). `cps` int32 `[n]` → int32 `[n]`."""
+    page = tf.bitwise.right_shift(cps, ut.BLOCK_BITS)
+    return tf.gather(blocks, tf.gather(pages, page) + tf.bitwise.bitwise_and(cps, (1 << ut.BLOCK_BITS) - 1))
 
 
 def _final_sigmas(cps: tf.Tensor, props: tf.Tensor, rowids: tf.Tensor) -> tf.Tensor:
@@ -79,10 +80,9 @@ class Pretokenizer(tf.Module):
         super().__init__(name=name)
         self.lower_case = bool(lower_case)
         tables = ut.unicode_tables()
-        self._prop_starts = tf.constant(tables.prop_starts, tf.int32)
-        self._prop_values = tf.constant(tables.prop_values, tf.int32)
-        self._lower_keys = tf.constant(tables.lower_keys, tf.int32)
-        self._lower_values = tf.constant(tables.lower_values, tf.int32)
+        self._props = (tf.constant(tables.prop_pages), tf.constant(tables.prop_blocks))
+        self._lower_rows = (tf.constant(tables.lower_pages), tf.constant(tables.lower_blocks))
+        self._lower_values = tf.constant(tables.lower_values)
 
     def __call__(self, text: tf.Tensor) -> Words:
         """Splits a batch of strings into words.
@@ -103,29 +103,35 @@ class Pretokenizer(tf.Module):
         string_end = tf.gather(tf.cast(tf.strings.length(text), tf.int64), rowids)
         end = tf.where(next_in_row, next_start, string_end)
 
-        props = _lookup(self._prop_starts, self._prop_values, cp)
-        kept = tf.where((props & ut.CLASS_MASK) != ut.DROP)[:, 0]
-        cp, props, rowids = tf.gather(cp, kept), tf.gather(props, kept), tf.gather(rowids, kept)
-        start, end = tf.gather(start, kept), tf.gather(end, kept)
+        props = _lookup(*self._props, cp)
+        dropped = (props & ut.CLASS_MASK) == ut.DROP
+        cp, props, rowids, start, end = tf.cond(  # most text has nothing to drop: skip the gathers
+            tf.reduce_any(dropped),
+            lambda: [tf.boolean_mask(t, ~dropped) for t in (cp, props, rowids, start, end)],
+            lambda: [cp, props, rowids, start, end])
 
         if self.lower_case:
             cp, rowids, start, end = self._lower(cp, props, rowids, start, end)
-            props = _lookup(self._prop_starts, self._prop_values, cp)
+            props = _lookup(*self._props, cp)
         return self._split(cp, props & ut.CLASS_MASK, rowids, start, end, tf.shape(text, out_type=tf.int64)[0])
 
     def _lower(self, cp, props, rowids, start, end):
         """`str.lower()`, NFD, delete Mn: each code point becomes 0..MAX_EXPANSION code points."""
         cp = tf.cond(tf.reduce_any(cp == ut.CAPITAL_SIGMA),
                      lambda: tf.where(_final_sigmas(cp, props, rowids), ut.FINAL_SIGMA, cp), lambda: cp)
-        num_keys = tf.shape(self._lower_keys)[0]
-        idx = tf.minimum(tf.searchsorted(self._lower_keys, cp, side="left"), num_keys - 1)
-        hit = tf.gather(self._lower_keys, idx) == cp
+        row = _lookup(*self._lower_rows, cp)
         pad = -tf.ones([tf.size(cp), ut.MAX_EXPANSION - 1], tf.int32)
-        out = tf.where(hit[:, None], tf.gather(self._lower_values, idx), tf.concat([cp[:, None], pad], axis=1))
+        out = tf.where(row[:, None] >= 0, tf.gather(self._lower_values, tf.maximum(row, 0)),
+                       tf.concat([cp[:, None], pad], axis=1))
         valid = out >= 0                                                                # [n, MAX_EXPANSION]
-        source = tf.where(valid)[:, 0]                                                  # [m] index into cp
-        return (tf.boolean_mask(out, valid), tf.gather(rowids, source), tf.gather(start, source),
-                tf.gather(end, source))
+
+        def expand():
+            source = tf.where(valid)[:, 0]                                              # [m] index into cp
+            return (tf.boolean_mask(out, valid), tf.gather(rowids, source), tf.gather(start, source),
+                    tf.gather(end, source))
+
+        one_to_one = tf.reduce_all(valid[:, 0]) & ~tf.reduce_any(valid[:, 1:])
+        return tf.cond(one_to_one, lambda: (out[:, 0], rowids, start, end), expand)
 
     @staticmethod
     def _split(cp, cls, rowids, start, end, batch) -> Words:
@@ -134,12 +140,13 @@ class Pretokenizer(tf.Module):
         prev_cls = tf.concat([[ut.SPACE], cls[:-1]], axis=0)
         begins = (cls == ut.PUNCT) | (cls == ut.CJK) | ((cls == ut.WORD) & (new_row | (prev_cls != ut.WORD)))
         in_word = tf.where(cls != ut.SPACE)[:, 0]
-        word_ids = tf.gather(tf.cumsum(tf.cast(begins, tf.int64)) - 1, in_word)
-        word_rows = tf.boolean_mask(rowids, begins)
+        begins_in_word = tf.gather(begins, in_word)
+        word_splits = tf.concat([tf.where(begins_in_word)[:, 0], tf.size(in_word, out_type=tf.int64)[None]], 0)
+        word_rows = tf.boolean_mask(rowids, begins)                                     # sorted
+        text_splits = tf.searchsorted(word_rows, tf.range(batch + 1, dtype=rowids.dtype), out_type=tf.int64)
 
         def nest(values):
-            inner = tf.RaggedTensor.from_value_rowids(tf.gather(values, in_word), word_ids,
-                                                      nrows=tf.shape(word_rows, out_type=tf.int64)[0])
-            return tf.RaggedTensor.from_value_rowids(inner, word_rows, nrows=batch)
+            inner = tf.RaggedTensor.from_row_splits(tf.gather(values, in_word), word_splits, validate=False)
+            return tf.RaggedTensor.from_row_splits(inner, text_splits, validate=False)
 
         return Words(chars=nest(cp), starts=nest(start), ends=nest(end))

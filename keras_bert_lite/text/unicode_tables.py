@@ -64,23 +64,35 @@ def _classes(cps: np.ndarray, chars: list[str]) -> np.ndarray:
     return np.select([dropped, space, cjk, punct], [DROP, SPACE, CJK, PUNCT], WORD)
 
 
+BLOCK_BITS = 7  # two-level tables: pages of 128 code points, identical pages stored once
+
+
 @dataclasses.dataclass(frozen=True)
 class UnicodeTables:
-    """Range-compressed tables for `tf.searchsorted` lookups.
+    """Two-level tables (value = blocks[pages[cp >> BLOCK_BITS] + (cp & 127)]) for fast in-graph gathers.
 
     Attributes:
-        prop_starts: int32 `[R]` sorted first code points of runs of equal property value; `prop_starts[0] == 0`.
-        prop_values: int32 `[R]` property of each run: a class (`WORD`...`CJK`) ORed with `CASED`/`CASE_IGNORABLE`.
-        lower_keys: int32 `[M]` sorted code points that uncased mode changes (`str.lower()`, NFD, strip Mn).
-        lower_values: int32 `[M, MAX_EXPANSION]` their replacements, padded with -1 (all -1: deleted).
+        prop_pages, prop_blocks: int32; the property of each code point: a class (`WORD`...`CJK`) ORed with
+            `CASED` / `CASE_IGNORABLE`.
+        lower_pages, lower_blocks: int32; for uncased mode, the row of `lower_values` replacing the code point
+            (`str.lower()`, NFD, strip Mn), or -1 where it stays itself.
+        lower_values: int32 `[M, MAX_EXPANSION]` replacements, padded with -1 (all -1: deleted).
         unicode_version: `unicodedata.unidata_version` the tables were built from.
     """
 
-    prop_starts: np.ndarray
-    prop_values: np.ndarray
-    lower_keys: np.ndarray
+    prop_pages: np.ndarray
+    prop_blocks: np.ndarray
+    lower_pages: np.ndarray
+    lower_blocks: np.ndarray
     lower_values: np.ndarray
     unicode_version: str
+
+
+def _two_level(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Splits `values` [0x110000] into pages of 1 << BLOCK_BITS; returns (page → block offset, unique blocks)."""
+    pages = values.reshape(-1, 1 << BLOCK_BITS)
+    unique, index = np.unique(pages, axis=0, return_inverse=True)
+    return (index.reshape(-1) << BLOCK_BITS).astype(np.int32), unique.reshape(-1).astype(np.int32)
 
 
 def _sigma_context_bits(chars: list[str]) -> list[int]:
@@ -97,7 +109,7 @@ def _sigma_context_bits(chars: list[str]) -> list[int]:
 @functools.lru_cache(maxsize=None)
 def unicode_tables() -> UnicodeTables:
     """Builds (once per process, about a second) the tables from this Python's `unicodedata`."""
-    props, keys, replacements = [], [], []
+    props, lower_rows, replacements = [], np.full(sys.maxunicode + 1, -1, np.int32), []
     block = 1 << 16
     for first in range(0, sys.maxunicode + 1, block):
         cps = np.arange(first, first + block)
@@ -108,11 +120,11 @@ def unicode_tables() -> UnicodeTables:
         mapped = _strip_accents("\n".join(chars).lower()).split("\n")
         for i in np.flatnonzero(np.asarray(mapped, object) != np.asarray(chars, object)):
             if block_props[i] & CLASS_MASK not in (DROP, SPACE):
-                keys.append(first + i)
+                lower_rows[first + i] = len(replacements)
                 replacements.append([ord(c) for c in mapped[i]] + [-1] * (MAX_EXPANSION - len(mapped[i])))
-    props = np.concatenate(props)
-    starts = np.flatnonzero(np.diff(props, prepend=-1))
-    return UnicodeTables(prop_starts=np.asarray(starts, np.int32), prop_values=props[starts].astype(np.int32),
-                         lower_keys=np.asarray(keys, np.int32),
+    prop_pages, prop_blocks = _two_level(np.concatenate(props))
+    lower_pages, lower_blocks = _two_level(lower_rows)
+    return UnicodeTables(prop_pages=prop_pages, prop_blocks=prop_blocks, lower_pages=lower_pages,
+                         lower_blocks=lower_blocks,
                          lower_values=np.asarray(replacements, np.int32).reshape(-1, MAX_EXPANSION),
                          unicode_version=unicodedata.unidata_version)

@@ -50,6 +50,10 @@ def _assemble(num_words, word, ids, begins, ends) -> Pieces:
 
 def _with_unk_words(pieces: Pieces, unk: tf.Tensor, num_chars: tf.Tensor, unk_id: int) -> Pieces:
     """Replaces the pieces of each word where `unk` (bool `[words]`) holds by one [UNK] spanning the word."""
+    return tf.cond(tf.reduce_any(unk), lambda: _replace_by_unk(pieces, unk, num_chars, unk_id), lambda: pieces)
+
+
+def _replace_by_unk(pieces: Pieces, unk: tf.Tensor, num_chars: tf.Tensor, unk_id: int) -> Pieces:
     keep = tf.repeat(~unk, pieces.ids.row_lengths())
     unk_words = tf.where(unk)[:, 0]
     num_unk = tf.size(unk_words)
