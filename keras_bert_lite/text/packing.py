@@ -66,12 +66,28 @@ class BertPacker(tf.Module):
         }
 
 
-def truncate_pair(first: tf.RaggedTensor, second: tf.RaggedTensor, budget: int):
-    """google-research/bert `_truncate_seq_pair` in closed form.
+def truncated_lengths(len_a: tf.Tensor, len_b: tf.Tensor, budget) -> tuple[tf.Tensor, tf.Tensor]:
+    """How many tokens of each segment google-research/bert's `_truncate_seq_pair` keeps, in closed form.
 
     The loop pops from the longer segment (the second on ties) while the total exceeds `budget`: the longer one
     shrinks to the shorter, then both alternate, so the first keeps min(len_a, max(ceil(budget/2), budget-len_b))
     and the second min(len_b, max(floor(budget/2), budget-len_a)).
+
+    Args:
+        len_a, len_b: int `[batch]` segment lengths (same dtype).
+        budget: the most tokens both may keep together.
+
+    Returns:
+        (keep_a, keep_b), int `[batch]` of the lengths' dtype.
+    """
+    budget = tf.cast(budget, len_a.dtype)
+    keep_a = tf.minimum(len_a, tf.maximum((budget + 1) // 2, budget - len_b))
+    keep_b = tf.minimum(len_b, tf.maximum(budget // 2, budget - len_a))
+    return keep_a, keep_b
+
+
+def truncate_pair(first: tf.RaggedTensor, second: tf.RaggedTensor, budget: int):
+    """Truncates two ragged segments as `_truncate_seq_pair` does (tokens removed from the ends).
 
     Args:
         first, second: RaggedTensor `[batch, (tokens)]`.
@@ -80,9 +96,7 @@ def truncate_pair(first: tf.RaggedTensor, second: tf.RaggedTensor, budget: int):
     Returns:
         The two truncated RaggedTensors.
     """
-    len_a, len_b = first.row_lengths(), second.row_lengths()
-    keep_a = tf.minimum(len_a, tf.maximum((budget + 1) // 2, budget - len_b))
-    keep_b = tf.minimum(len_b, tf.maximum(budget // 2, budget - len_a))
+    keep_a, keep_b = truncated_lengths(first.row_lengths(), second.row_lengths(), budget)
     return _keep_first(first, keep_a), _keep_first(second, keep_b)
 
 

@@ -125,7 +125,12 @@ class Trainer:
                                              num_replicas_in_sync=replicas)
         dataset = dataset_fn(context).batch(global_batch_size // workers, drop_remainder=True)
         iterator = iter(dataset.prefetch(2))
-        checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer, step=self.step, data=iterator)
+        # Keras keeps the dropout RNG states outside `model.weights` (and tf.train.Checkpoint does not find them
+        # through the model): save them explicitly, or a resumed run would draw other dropout masks.
+        weight_ids = {id(w) for w in self.model.weights}
+        rng_states = [v.value for v in self.model.variables if id(v) not in weight_ids]
+        checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer, step=self.step, data=iterator,
+                                         rng_states=rng_states)
         ckpt_dir = os.path.join(self.model_dir, "checkpoints") if self.chief else tempfile.mkdtemp(prefix="ckpt")
         manager = tf.train.CheckpointManager(checkpoint, ckpt_dir, max_to_keep=self.max_checkpoints,
                                              checkpoint_name="ckpt")
