@@ -168,8 +168,10 @@ def run(job: PretrainingJob) -> list[dict]:
         vocab_size = pretrainer.get_layer("masked_lm").vocab_size
         if vocab_size != len(vocab):
             raise SystemExit(f"The model's vocab_size is {vocab_size} but {vocab_path} has {len(vocab)} tokens.")
-        warmup = job.warmup_steps if job.warmup_steps >= 0 else job.steps // 10
-        optimizer = create_optimizer(job.optimizer, learning_rate=job.learning_rate, total_steps=job.steps,
+        # --steps and --warmup_steps count batches; the schedule counts optimizer updates.
+        updates = max(1, job.steps // job.accumulation_steps)
+        warmup = (job.warmup_steps if job.warmup_steps >= 0 else job.steps // 10) // job.accumulation_steps
+        optimizer = create_optimizer(job.optimizer, learning_rate=job.learning_rate, total_steps=updates,
                                      warmup_steps=warmup, weight_decay=job.weight_decay,
                                      accumulation_steps=job.accumulation_steps)
         if job.mixed_precision == "fp16":

@@ -164,6 +164,8 @@ class Trainer:
                 for m in self.model.metrics:
                     m.reset_state()
                 progbar.update(step, [(k, v) for k, v in logs.items() if k != "steps_per_second"])
+                if not verbose and self.chief:
+                    logger.info("step %d: %s", step, ", ".join(f"{k} {v:.4g}" for k, v in logs.items()))
             if step % self.checkpoint_every == 0 or step == total_steps:
                 manager.save(checkpoint_number=step)
         writer.flush()

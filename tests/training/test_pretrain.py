@@ -127,3 +127,42 @@ def test_two_workers_equal_one_process(tmp_path, pydoc_corpus, uncased_vocab_pat
         _, err = w.communicate(timeout=600)
         assert w.returncode == 0, err[-3000:]
     assert max_diff(final_weights(single_dir), final_weights(multi_dir)) <= 1e-5
+
+
+_MIRRORED = """
+import json, sys
+from keras_bert_lite.training.distribute import split_logical_cpus
+split_logical_cpus(2)
+from keras_bert_lite.training.pretrain import parse_args, run
+history = run(parse_args(json.loads(sys.argv[1])))
+print("HISTORY " + json.dumps(history))
+"""
+
+
+@pytest.mark.slow
+def test_two_replicas_follow_the_one_replica_loss_trajectory(tmp_path, pydoc_corpus, uncased_vocab_path,
+                                                             tiny_json):
+    config = tiny_json("nodrop2.json", hidden_dropout=0.0, attention_dropout=0.0)
+    histories = {}
+    for strategy in ("cpu", "mirrored"):
+        args = job_args(pydoc_corpus[0], uncased_vocab_path, config, str(tmp_path / strategy), steps=20,
+                        strategy=strategy)
+        out = subprocess.run([sys.executable, "-c", _MIRRORED, json.dumps(args)], capture_output=True, text=True,
+                             timeout=600)
+        assert out.returncode == 0, out.stderr[-3000:]
+        histories[strategy] = json.loads(out.stdout.split("HISTORY ")[-1])
+    for one, two in zip(histories["cpu"], histories["mirrored"]):
+        assert one["step"] == two["step"]
+        for key in ("mlm_loss", "nsp_loss", "mlm_accuracy", "nsp_accuracy"):
+            assert abs(one[key] - two[key]) <= 1e-5, (one, two)
+    assert max_diff(final_weights(str(tmp_path / "cpu")), final_weights(str(tmp_path / "mirrored"))) <= 1e-5
+
+
+@pytest.mark.parametrize("flags", [{"xla": True, "mixed_precision": "bf16"}, {"mixed_precision": "fp16"},
+                                   {"optimizer": "lamb", "whole_word_masking": True, "accumulation_steps": 2}],
+                         ids=["xla-bf16", "fp16", "lamb-wwm-accumulation"])
+def test_training_flags(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json, flags):
+    history = run(__import__("keras_bert_lite.training.pretrain", fromlist=["parse_args"]).parse_args(
+        job_args(pydoc_corpus[0], uncased_vocab_path, tiny_json("f.json"), str(tmp_path / "run"), steps=10,
+                 **flags)))
+    assert len(history) == 2 and np.isfinite([h["mlm_loss"] + h["nsp_loss"] for h in history]).all()
