@@ -1,0 +1,153 @@
+"""Merges concurrent Predict requests to the same signature of the same version into one model run.
+
+The first request that finds no open batch becomes its leader: it waits up to `timeout_seconds` for others
+to join (or until `max_batch_size` examples are queued), then concatenates every input along dim 0, runs the
+signature once and splits each output back by the requests' offsets. Followers just wait for the result.
+
+A request runs alone, unbatched, when the signature is not batchable (`servable.is_batchable`: outputs
+without a batch dimension such as scalars, or with unknown trailing dimensions), when its inputs do not share
+one dim 0, when it is empty or bigger than `max_batch_size`. Requests are only merged with requests whose
+inputs have the same trailing shapes. If a merged run fails, each request is re-run alone, so one bad request
+(say, invalid UTF-8) gets its own error and never fails the requests it was batched with.
+"""
+
+import logging
+import threading
+import time
+import weakref
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class Batcher:
+    """Batches `Signature.run` calls made concurrently from several threads.
+
+    Args:
+        max_batch_size: Largest merged batch, in examples (sum of the requests' dim 0).
+        timeout_seconds: How long the first request of a batch waits for others.
+    """
+
+    def __init__(self, max_batch_size, timeout_seconds):
+        self.max_batch_size = max_batch_size
+        self.timeout_seconds = timeout_seconds
+        self._queues = weakref.WeakKeyDictionary()  # Signature -> {trailing shapes: _Queue}; dies with the version
+        self._lock = threading.Lock()
+        self.runs = 0  # merged model runs, for tests and logs
+        self.requests = 0  # requests answered from merged runs
+
+    def run(self, signature, inputs):
+        """Like `signature.run(inputs)`, possibly sharing the model run with concurrent requests."""
+        size = _batch_size(inputs)
+        if not signature.batchable or not size or size > self.max_batch_size:
+            return signature.run(inputs)
+        queue = self._queue(signature, inputs)
+        batch, index, leader = queue.join(inputs, size, self.max_batch_size)
+        if leader:
+            queue.close(batch, self.timeout_seconds)
+            batch.execute(signature)
+            with self._lock:
+                self.runs += 1
+                self.requests += len(batch.items)
+        else:
+            batch.done.wait()
+        return batch.result(index)
+
+    def _queue(self, signature, inputs):
+        shapes = tuple(sorted((key, value.shape[1:]) for key, value in inputs.items()))
+        with self._lock:
+            queues = self._queues.setdefault(signature, {})
+            return queues.setdefault(shapes, _Queue())
+
+
+class _Queue:
+    """The currently open batch for one signature and one set of trailing input shapes."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._open = None
+
+    def join(self, inputs, size, max_batch_size):
+        """Adds a request to the open batch (opening one if needed); returns (batch, index, is_leader)."""
+        with self._cond:
+            batch, leader = self._open, False
+            if batch is None or batch.size + size > max_batch_size:
+                batch, leader = _Batch(), True
+                self._open = batch
+                self._cond.notify_all()  # a batch that was replaced is closed: its leader can run it now
+            index = batch.add(inputs, size)
+            if batch.size >= max_batch_size:
+                self._open = None
+                self._cond.notify_all()
+            return batch, index, leader
+
+    def close(self, batch, timeout_seconds):
+        """Blocks until `batch` is full, replaced by a newer batch, or `timeout_seconds` have passed."""
+        deadline = time.monotonic() + timeout_seconds
+        with self._cond:
+            while self._open is batch:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._open = None
+                    break
+                self._cond.wait(remaining)
+
+
+class _Batch:
+    def __init__(self):
+        self.items = []
+        self.sizes = []
+        self.size = 0
+        self.done = threading.Event()
+        self._results = []
+
+    def add(self, inputs, size):
+        self.items.append(inputs)
+        self.sizes.append(size)
+        self.size += size
+        return len(self.items) - 1
+
+    def execute(self, signature):
+        """Runs the batch and wakes the followers; every request gets its outputs or its own error."""
+        try:
+            self._results = self._run(signature)
+        except Exception as error:  # noqa: BLE001 - never leave followers without a result
+            self._results = [(error, None)] * len(self.items)
+        finally:
+            self.done.set()
+
+    def _run(self, signature):
+        if len(self.items) == 1:
+            return [_outcome(signature.run, self.items[0])]
+        merged = {key: np.concatenate([item[key] for item in self.items]) for key in self.items[0]}
+        error, outputs = _outcome(signature.run, merged)
+        if error is not None:  # some request in the batch is bad: run each alone to tell which
+            return [_outcome(signature.run, item) for item in self.items]
+        if not all(np.ndim(value) and len(value) == self.size for value in outputs.values()):
+            log.warning("signature '%s' returned outputs that are not batch-major (%s); it will run unbatched",
+                        signature.name, {key: np.shape(value) for key, value in outputs.items()})
+            signature.batchable = False
+            return [_outcome(signature.run, item) for item in self.items]
+        offsets = np.cumsum([0] + self.sizes)
+        return [(None, {key: value[start:end] for key, value in outputs.items()})
+                for start, end in zip(offsets[:-1], offsets[1:])]
+
+    def result(self, index):
+        error, outputs = self._results[index]
+        if error is not None:
+            raise error
+        return outputs
+
+
+def _outcome(function, inputs):
+    try:
+        return None, function(inputs)
+    except Exception as error:  # noqa: BLE001 - handed to the request's own thread, which raises it
+        return error, None
+
+
+def _batch_size(inputs):
+    """The common dim 0 of {key: np.ndarray}; None when an input is a scalar or the sizes differ."""
+    sizes = {value.shape[0] if value.ndim else None for value in inputs.values()}
+    return sizes.pop() if len(sizes) == 1 else None
