@@ -130,7 +130,7 @@ class ModelManager:
             servable = self._load(self.name, version, path)
         except Exception as error:  # noqa: BLE001 - any load failure is reported, never fatal
             self._failed.add(version)
-            failure = _load_error(error)
+            failure = _load_error(error, path)
             self._set_state(version, State.END, failure)
             log.error("Loading servable: {name: %s version: %d} failed: %s", self.name, version, failure.message)
             return
@@ -152,10 +152,15 @@ class ModelManager:
             self._states[version] = VersionState(state, error)
 
 
-def _load_error(error):
+def _load_error(error, path):
     if isinstance(error, tf.errors.OpError):
-        return from_tf_error(error)
-    return ServingError(grpc.StatusCode.UNKNOWN, f"{type(error).__name__}: {error}")
+        failure = from_tf_error(error)
+    else:
+        failure = ServingError(grpc.StatusCode.UNKNOWN, f"{type(error).__name__}: {error}")
+    if "Op type not registered" in failure.message:
+        failure.message += (f" (list the ops of the export and where they come from with `python -m "
+                            f"keras_bert_lite.export.audit {path}`)")
+    return failure
 
 
 def scan_versions(base_path):

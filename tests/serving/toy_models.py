@@ -9,7 +9,7 @@
 - classify: TF Serving's classification convention - inputs (serialized tf.Example with a bytes feature
   "text") -> classes (string [batch, 2]), scores (float32 [batch, 2]).
 - stats: text -> count (a scalar, so not batchable) and length.
-- slow: text, seconds (float32 scalar) -> length, after busy-waiting `seconds` inside the graph.
+- slow: text -> length, after busy-waiting float(text[0]) seconds inside the graph.
 """
 
 import os
@@ -50,10 +50,11 @@ class ToyModel(tf.Module):
     def stats(self, text):
         return {"count": tf.size(text), "length": tf.strings.length(text)}
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([], tf.float32)])
-    def slow(self, text, seconds):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def slow(self, text):
+        seconds = tf.strings.to_number(text[0], tf.float64)
         start = tf.timestamp()
-        (waited,) = tf.while_loop(lambda t: t - start < tf.cast(seconds, tf.float64), lambda t: [tf.timestamp()],
+        (waited,) = tf.while_loop(lambda t: t - start < seconds, lambda t: [tf.timestamp()],
                                   [start])
         with tf.control_dependencies([waited]):
             return {"length": tf.strings.length(text)}
@@ -61,6 +62,26 @@ class ToyModel(tf.Module):
     def signatures(self):
         return {"serving_default": self.serve, "pair": self.pair, "classify": self.classify,
                 "stats": self.stats, "slow": self.slow}
+
+
+def tf_text_tokenizer_model():
+    """(module, signatures) of a model whose serving_default runs tf_text.BertTokenizer (TF.Text ops)."""
+    import tensorflow_text as tf_text
+
+    class Tokenizer(tf.Module):
+        def __init__(self):
+            super().__init__()
+            vocab = ["[UNK]", "the", "great", "movie", "##s"]
+            initializer = tf.lookup.KeyValueTensorInitializer(vocab, tf.range(len(vocab), dtype=tf.int64))
+            self.table = tf.lookup.StaticVocabularyTable(initializer, num_oov_buckets=1)
+            self.tokenizer = tf_text.BertTokenizer(self.table, lower_case=True)
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, text):
+            return {"num_tokens": self.tokenizer.tokenize(text).merge_dims(1, 2).row_lengths()}
+
+    module = Tokenizer()
+    return module, {"serving_default": module.serve}
 
 
 def reference_outputs(texts):
