@@ -21,11 +21,12 @@ from keras_bert_lite.serving.server import ModelServer
 log = logging.getLogger("keras_bert_lite.serving")
 
 SHUTDOWN_GRACE_SECONDS = 30
-DEFAULT_BATCH_TIMEOUT_MS = 2.0
+DEFAULT_BATCH_TIMEOUT_MS = 0.0
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m keras_bert_lite.serving", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m keras_bert_lite.serving",
+                                     description="A local TF Serving-compatible gRPC model server.")
     parser.add_argument("--model_name", required=True, help="name clients use in model_spec.name")
     parser.add_argument("--model_base_path", required=True, help="directory with one subdirectory per version")
     parser.add_argument("--port", type=int, default=8500, help="gRPC port; 0 picks a free one (default 8500)")
@@ -38,8 +39,9 @@ def parse_args(argv):
                         help="merge concurrent Predict requests into batches of up to this many examples; "
                              "0 or 1 disables batching (default 0)")
     parser.add_argument("--batch_timeout_ms", type=float, default=None,
-                        help=f"how long a batch waits for more requests (default {DEFAULT_BATCH_TIMEOUT_MS}); "
-                             "needs --max_batch_size > 1")
+                        help="how long a batch waits for more requests once the model is idle (default "
+                             f"{DEFAULT_BATCH_TIMEOUT_MS:g}: batches form only from requests that arrive while the "
+                             "previous batch runs); needs --max_batch_size > 1")
     parser.add_argument("--no_tf_text", action="store_true",
                         help="do not import tensorflow_text (its ops stay unregistered, as in a portable runtime)")
     args = parser.parse_args(argv)
@@ -92,6 +94,8 @@ def main(argv=None):
     log.info("Shutting down: no new requests, finishing in-flight ones")
     server.stop(SHUTDOWN_GRACE_SECONDS)
     manager.stop()
+    if batcher is not None and batcher.runs:
+        log.info("Batching: %d requests in %d model runs", batcher.requests, batcher.runs)
     log.info("Server stopped")
     return 0
 

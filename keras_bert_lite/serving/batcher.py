@@ -1,8 +1,12 @@
 """Merges concurrent Predict requests to the same signature of the same version into one model run.
 
-The first request that finds no open batch becomes its leader: it waits up to `timeout_seconds` for others
-to join (or until `max_batch_size` examples are queued), then concatenates every input along dim 0, runs the
-signature once and splits each output back by the requests' offsets. Followers just wait for the result.
+Requests join the open batch of their signature (and trailing input shapes) until it holds `max_batch_size`
+examples. The first request of a batch is its leader: once the model is idle - the previous batch of the
+signature has run - and the batch has waited `timeout_seconds` (or is full), it concatenates every input along
+dim 0, runs the signature once and splits each output back by the requests' offsets; followers wait for their
+slice. Batches of a signature run one at a time, so while one runs, the requests arriving meanwhile gather in
+the next: under load batches grow by themselves, even with a zero timeout, and an idle server adds no delay
+beyond the timeout.
 
 A request runs alone, unbatched, when the signature is not batchable (`servable.is_batchable`: outputs
 without a batch dimension such as scalars, or with unknown trailing dimensions), when its inputs do not share
@@ -11,6 +15,7 @@ inputs have the same trailing shapes. If a merged run fails, each request is re-
 (say, invalid UTF-8) gets its own error and never fails the requests it was batched with.
 """
 
+import collections
 import logging
 import threading
 import time
@@ -45,8 +50,11 @@ class Batcher:
         queue = self._queue(signature, inputs)
         batch, index, leader = queue.join(inputs, size, self.max_batch_size)
         if leader:
-            queue.close(batch, self.timeout_seconds)
-            batch.execute(signature)
+            queue.wait_turn(batch, self.timeout_seconds)
+            try:
+                batch.execute(signature)
+            finally:
+                queue.finished()
             with self._lock:
                 self.runs += 1
                 self.requests += len(batch.items)
@@ -62,36 +70,64 @@ class Batcher:
 
 
 class _Queue:
-    """The currently open batch for one signature and one set of trailing input shapes."""
+    """The batches of one signature and one set of trailing input shapes: one open, the closed ones in order.
+
+    Batches of a queue run one at a time, oldest first; while one runs, new requests join the open batch.
+    """
 
     def __init__(self):
         self._cond = threading.Condition()
-        self._open = None
+        self._open = None  # the batch accepting requests
+        self._closed = collections.deque()  # full batches waiting for their turn, oldest first
+        self._running = False
 
     def join(self, inputs, size, max_batch_size):
         """Adds a request to the open batch (opening one if needed); returns (batch, index, is_leader)."""
         with self._cond:
             batch, leader = self._open, False
             if batch is None or batch.size + size > max_batch_size:
+                if batch is not None:
+                    self._close(batch)
                 batch, leader = _Batch(), True
                 self._open = batch
-                self._cond.notify_all()  # a batch that was replaced is closed: its leader can run it now
             index = batch.add(inputs, size)
             if batch.size >= max_batch_size:
-                self._open = None
-                self._cond.notify_all()
+                self._close(batch)
             return batch, index, leader
 
-    def close(self, batch, timeout_seconds):
-        """Blocks until `batch` is full, replaced by a newer batch, or `timeout_seconds` have passed."""
+    def wait_turn(self, batch, timeout_seconds):
+        """Blocks `batch`'s leader until the batch may run, and marks the queue running.
+
+        A closed batch runs when the batches closed before it have run. The open batch closes when the queue
+        is idle and it has waited `timeout_seconds`; while another batch runs it keeps accepting requests.
+        """
         deadline = time.monotonic() + timeout_seconds
         with self._cond:
-            while self._open is batch:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self._open = None
+            while True:
+                idle = not self._running
+                if self._open is batch and idle and not self._closed:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        self._open = None
+                        break
+                    self._cond.wait(remaining)
+                elif self._open is not batch and idle and self._closed[0] is batch:
+                    self._closed.popleft()
                     break
-                self._cond.wait(remaining)
+                else:
+                    self._cond.wait()
+            self._running = True
+
+    def finished(self):
+        """Called by the leader once its batch has run: lets the next batch go."""
+        with self._cond:
+            self._running = False
+            self._cond.notify_all()
+
+    def _close(self, batch):
+        self._open = None
+        self._closed.append(batch)
+        self._cond.notify_all()
 
 
 class _Batch:

@@ -8,6 +8,9 @@ SavedModels whose signatures all say "tensorflow/serving/predict" work):
 - one or two outputs among "classes" (DT_STRING, [batch, num_classes]) and "scores" (DT_FLOAT,
   [batch, num_classes]); with both, num_classes must agree.
 
+What goes into the tf.Examples is between the client and the model: `ServingClient.classify` sends a bytes
+feature "text" (and "text_b" for pairs), so our exporter's classify signature parses those.
+
 Every problem is INVALID_ARGUMENT (TF Serving 2.x); an unknown signature key is INVALID_ARGUMENT too
 ("No signature was found with the name: ..."), unlike Predict's FAILED_PRECONDITION.
 """

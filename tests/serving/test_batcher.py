@@ -70,6 +70,20 @@ def test_concurrent_requests_are_merged_and_split_back():
     assert max(recorder.batch_sizes) <= 16
 
 
+def test_requests_arriving_while_a_batch_runs_form_the_next_batch_even_without_timeout():
+    recorder = Recorder(delay=0.3)
+    batcher, signature = Batcher(max_batch_size=16, timeout_seconds=0), make_signature(recorder)
+    requests = requests_of_sizes([1, 1, 2, 1, 1])
+    with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
+        first = pool.submit(batcher.run, signature, {"x": requests[0]})
+        threading.Event().wait(0.1)  # the first request is running alone: the model was idle
+        rest = [pool.submit(batcher.run, signature, {"x": request}) for request in requests[1:]]
+        results = [future.result() for future in [first] + rest]
+    assert recorder.batch_sizes == [1, 5]
+    for request, result in zip(requests, results):
+        np.testing.assert_array_equal(result["y"], request * 2)
+
+
 def test_batches_never_exceed_max_batch_size_and_big_requests_run_alone():
     recorder = Recorder()
     requests = requests_of_sizes([3, 3, 3, 3, 9])
