@@ -31,7 +31,8 @@ class Batcher:
 
     Args:
         max_batch_size: Largest merged batch, in examples (sum of the requests' dim 0).
-        timeout_seconds: How long the first request of a batch waits for others.
+        timeout_seconds: How long a batch waits for more requests once the model is idle (0: batches only
+            gather while the previous batch of the signature runs).
     """
 
     def __init__(self, max_batch_size, timeout_seconds):
@@ -78,7 +79,7 @@ class _Queue:
     def __init__(self):
         self._cond = threading.Condition()
         self._open = None  # the batch accepting requests
-        self._closed = collections.deque()  # full batches waiting for their turn, oldest first
+        self._closed = collections.deque()  # batches no longer accepting requests, waiting to run, oldest first
         self._running = False
 
     def join(self, inputs, size, max_batch_size):

@@ -12,7 +12,6 @@ subclass `ServerUnavailableError` when no server answers at the address.
 """
 
 import grpc
-import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2,
                                      model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc)

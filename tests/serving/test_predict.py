@@ -1,5 +1,7 @@
 """Predict against a server subprocess: results equal the SavedModel run in-process; errors match TF Serving."""
 
+import concurrent.futures
+
 import grpc
 import numpy as np
 import pytest
@@ -72,8 +74,6 @@ def test_two_megabyte_string(client):
 
 def test_scalar_output_signature_is_not_mixed_up_by_batching(toy_server):
     # "stats" returns a scalar count: the batcher must run each request alone, concurrently or not.
-    import concurrent.futures
-
     def count(size):
         with ServingClient("toy", toy_server.address, timeout=30) as client:
             return client.predict(["x"] * size, signature="stats")["count"].item()
