@@ -67,6 +67,11 @@ class ModelManager:
     def start(self):
         """Loads the latest version found now (blocking), then keeps polling in a background thread."""
         self.poll()
+        if self._current is None and not self._states:
+            hint = (f"; {self.base_path} itself holds a SavedModel: move it into {self.base_path}/1/"
+                    if os.path.exists(os.path.join(self.base_path, "saved_model.pb")) else "")
+            log.warning("No versions of servable %s found under base path %s (expecting <base path>/<integer "
+                        "version>/saved_model.pb)%s", self.name, self.base_path, hint)
         if self.poll_seconds > 0:
             self._thread = threading.Thread(target=self._poll_forever, name="version-poller", daemon=True)
             self._thread.start()

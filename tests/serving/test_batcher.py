@@ -71,7 +71,7 @@ def test_concurrent_requests_are_merged_and_split_back():
 
 
 def test_requests_arriving_while_a_batch_runs_form_the_next_batch_even_without_timeout():
-    recorder = Recorder(delay=0.3)
+    recorder = Recorder(delay=0.6)
     batcher, signature = Batcher(max_batch_size=16, timeout_seconds=0), make_signature(recorder)
     requests = requests_of_sizes([1, 1, 2, 1, 1])
     with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:

@@ -101,8 +101,10 @@ def test_resolution_errors(tmp_path, model_spec, code, message):
     assert (raised.value.code, raised.value.message) == (code, message)
 
 
-def test_nothing_loaded_yet_is_not_found(tmp_path):
+def test_nothing_loaded_yet_is_not_found_and_a_misplaced_savedmodel_is_pointed_out(tmp_path, caplog):
+    (tmp_path / "saved_model.pb").write_bytes(b"")  # the version directory given as the base path
     manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
     manager.start()
     with pytest.raises(ServingError, match=r"Latest\(m\)"):
         manager.servable(spec())
+    assert f"{tmp_path} itself holds a SavedModel: move it into {tmp_path}/1/" in caplog.text

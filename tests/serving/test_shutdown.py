@@ -12,10 +12,10 @@ from tests.serving.stubs import predict_request, prediction_stub
 def test_sigterm_finishes_in_flight_requests_and_exits_0(toy_v1, start_server):
     server = start_server(toy_v1)
     stub = prediction_stub(server.address)
-    slow = predict_request({"text": ["2.0"]}, signature="slow")  # busy for 2 s inside the model
+    slow = predict_request({"text": ["3.0"]}, signature="slow")  # busy for 3 s inside the model
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         in_flight = pool.submit(stub.Predict, slow, timeout=60)
-        time.sleep(0.5)  # the request is now running inside the model
+        time.sleep(1.0)  # the request is now running inside the model
         started = time.monotonic()
         assert server.terminate() == 0
         assert in_flight.result().outputs["length"].int_val == [3]
