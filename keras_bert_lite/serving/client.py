@@ -1,0 +1,178 @@
+"""A client for TF Serving's gRPC API (stock tensorflow_model_server or `python -m keras_bert_lite.serving`).
+
+    from keras_bert_lite.serving import ServingClient
+
+    with ServingClient("bert", "127.0.0.1:8500") as client:
+        outputs = client.predict(["a great movie", "a dull one"])      # {output key: np.ndarray}
+        labels, probabilities = client.predict_labels(["a great movie"])
+
+Our text-in SavedModels take `text` (and `text_b` for pair tasks): tf.string [batch]. Every call has a deadline
+(`timeout`); failures raise `ServingClientError` carrying the gRPC code and the server's message, or its
+subclass `ServerUnavailableError` when no server answers at the address.
+"""
+
+import grpc
+import tensorflow as tf
+from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2,
+                                     model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc)
+
+TEXT = "text"
+TEXT_B = "text_b"
+LABEL = "label"
+PROBABILITIES = "probabilities"
+
+
+class ServingClientError(Exception):
+    """A failed call: `code` is the `grpc.StatusCode`, `details` the server's message."""
+
+    def __init__(self, code, details, message=None):
+        super().__init__(message or f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+class ServerUnavailableError(ServingClientError):
+    """No server answered at the address (not started, wrong port, or shutting down)."""
+
+
+class ServingClient:
+    """Calls one model of a TF Serving gRPC server.
+
+    Args:
+        model_name: The model's name on the server (`--model_name`).
+        address: "host:port" of the server.
+        timeout: Deadline of every call, in seconds.
+        max_message_mb: Largest request/response message, in MiB (match the server's --max_message_mb).
+    """
+
+    def __init__(self, model_name, address="127.0.0.1:8500", timeout=10.0, max_message_mb=64):
+        self.model_name = model_name
+        self.address = address
+        self.timeout = timeout
+        max_bytes = max_message_mb * 1024 * 1024
+        self._channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", max_bytes),
+                                                                ("grpc.max_receive_message_length", max_bytes)])
+        self._predictions = prediction_service_pb2_grpc.PredictionServiceStub(self._channel)
+        self._models = model_service_pb2_grpc.ModelServiceStub(self._channel)
+
+    def predict(self, texts, text_b=None, signature="serving_default", version=None, output_filter=()):
+        """Runs a text-in signature on `texts` (and `text_b`); returns {output key: np.ndarray}.
+
+        Args:
+            texts: A list of str (or UTF-8 bytes), fed as the `text` input.
+            text_b: For pair tasks, a list of the same length fed as `text_b`.
+            signature: The signature key.
+            version: A specific model version, or None for the latest.
+            output_filter: Output keys to return; empty for all.
+        """
+        inputs = {TEXT: texts} if text_b is None else {TEXT: texts, TEXT_B: text_b}
+        request = predict_pb2.PredictRequest(output_filter=list(output_filter))
+        self._model_spec(request.model_spec, signature, version)
+        for key, values in inputs.items():
+            request.inputs[key].CopyFrom(_string_tensor(key, values))
+        response = self._call(self._predictions.Predict, request)
+        return {key: tf.make_ndarray(proto) for key, proto in response.outputs.items()}
+
+    def predict_labels(self, texts, text_b=None, signature="serving_default", version=None):
+        """Returns (labels: list of str, probabilities: np.ndarray [batch, num_classes]) for a classifier.
+
+        Raises:
+            ServingClientError: When the signature has no `label` and `probabilities` outputs.
+        """
+        outputs = self.predict(texts, text_b, signature, version)
+        missing = {LABEL, PROBABILITIES} - set(outputs)
+        if missing:
+            raise ServingClientError(grpc.StatusCode.FAILED_PRECONDITION, f"signature '{signature}' has no output "
+                                     f"{sorted(missing)}; its outputs are {sorted(outputs)} (use predict())")
+        return [_text(label) for label in outputs[LABEL]], outputs[PROBABILITIES]
+
+    def classify(self, texts, text_b=None, signature="classify", version=None):
+        """Calls the Classify API with one tf.Example per text (features `text` and `text_b`, bytes).
+
+        Returns:
+            For each text, the list of (label, score) pairs the signature returned, in its class order.
+        """
+        request = classification_pb2.ClassificationRequest()
+        self._model_spec(request.model_spec, signature, version)
+        rows = zip(texts, text_b) if text_b is not None else ((text,) for text in texts)
+        for row in rows:
+            example = request.input.example_list.examples.add()
+            for key, value in zip((TEXT, TEXT_B), row):
+                example.features.feature[key].bytes_list.value.append(_bytes(value))
+        response = self._call(self._predictions.Classify, request)
+        return [[(entry.label, entry.score) for entry in classifications.classes]
+                for classifications in response.result.classifications]
+
+    def metadata(self, version=None):
+        """{signature key: SignatureDef proto} of the served (or given) version."""
+        request = get_model_metadata_pb2.GetModelMetadataRequest(metadata_field=["signature_def"])
+        self._model_spec(request.model_spec, None, version)
+        response = self._call(self._predictions.GetModelMetadata, request)
+        signature_defs = get_model_metadata_pb2.SignatureDefMap()
+        response.metadata["signature_def"].Unpack(signature_defs)
+        return dict(signature_defs.signature_def)
+
+    def status(self, version=None):
+        """One dict per version: {"version", "state" (e.g. "AVAILABLE"), "error_code", "error_message"}."""
+        request = get_model_status_pb2.GetModelStatusRequest()
+        self._model_spec(request.model_spec, None, version)
+        response = self._call(self._models.GetModelStatus, request)
+        state_name = get_model_status_pb2.ModelVersionStatus.State.Name
+        return [{"version": status.version, "state": state_name(status.state),
+                 "error_code": grpc.StatusCode.OK.name if not status.status.error_code
+                 else _code_name(status.status.error_code),
+                 "error_message": status.status.error_message}
+                for status in response.model_version_status]
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def _model_spec(self, spec, signature, version):
+        spec.name = self.model_name
+        if signature:
+            spec.signature_name = signature
+        if version is not None:
+            spec.version.value = version
+
+    def _call(self, method, request):
+        try:
+            return method(request, timeout=self.timeout)
+        except grpc.RpcError as error:
+            raise self._client_error(error) from None
+
+    def _client_error(self, error):
+        code, details = error.code(), error.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE:
+            reason = "connection refused" if "refused" in details.lower() else details
+            return ServerUnavailableError(code, details, (
+                f"no TF Serving server at {self.address}: {reason}; start one with `python -m "
+                f"keras_bert_lite.serving --model_name {self.model_name} --model_base_path DIR "
+                f"--port {self.address.rsplit(':', 1)[-1]}`"))
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            return ServingClientError(code, details, f"DEADLINE_EXCEEDED: the server at {self.address} did not "
+                                                     f"answer within {self.timeout} s (raise `timeout`?)")
+        return ServingClientError(code, details)
+
+
+def _string_tensor(key, values):
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"'{key}' must be a list of strings, not a single {type(values).__name__}")
+    return tf.make_tensor_proto([_bytes(value) for value in values], dtype=tf.string, shape=[len(values)])
+
+
+def _bytes(value):
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+def _text(value):
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _code_name(number):
+    return next((code.name for code in grpc.StatusCode if code.value[0] == number), str(number))

@@ -1,0 +1,45 @@
+"""gRPC status errors raised by the serving code, and the mapping from TensorFlow errors to gRPC codes.
+
+TensorFlow's canonical error codes (`tf.errors.*`) and gRPC status codes share the same numbers, which is how
+TF Serving turns a failing `Session::Run` into a gRPC status: an `InvalidArgumentError` raised inside the graph
+(e.g. a strict UTF-8 decode of invalid bytes) reaches the client as INVALID_ARGUMENT with TensorFlow's message.
+"""
+
+import grpc
+
+_CODES_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
+
+
+class ServingError(Exception):
+    """An error that becomes a gRPC status: `code` (a `grpc.StatusCode`) and a human-readable message."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def not_found(message):
+    return ServingError(grpc.StatusCode.NOT_FOUND, message)
+
+
+def invalid_argument(message):
+    return ServingError(grpc.StatusCode.INVALID_ARGUMENT, message)
+
+
+def failed_precondition(message):
+    return ServingError(grpc.StatusCode.FAILED_PRECONDITION, message)
+
+
+def unimplemented(message):
+    return ServingError(grpc.StatusCode.UNIMPLEMENTED, message)
+
+
+def from_tf_error(error):
+    """Converts a `tf.errors.OpError` raised while running a model into a `ServingError` with the same code."""
+    return ServingError(_CODES_BY_NUMBER.get(error.error_code, grpc.StatusCode.UNKNOWN), error.message)
+
+
+def code_number(code):
+    """The canonical number of a `grpc.StatusCode`, which `tensorflow.error.Code` shares."""
+    return code.value[0]

@@ -1,0 +1,180 @@
+"""Loads the versions of one model from `model_base_path/<integer version>/` and keeps the latest one served.
+
+Like TF Serving's file-system source with its default "latest" version policy: the base path is polled every
+`poll_seconds`; the highest integer version directory is loaded in the background while the current one keeps
+answering, then swapped in atomically (a single reference assignment, so every request sees either the old or
+the new version, never neither) and the old one is unloaded. Requests already running on the old version keep
+their reference to it and finish normally.
+
+Skipped: names starting with "." (our exporter writes to a hidden temp dir and renames it into place), names
+that are not integers, and directories without saved_model.pb yet (retried at the next poll). A version that
+fails to load is logged and reported by GetModelStatus (END with the error); the previous version keeps being
+served and the failed one is not retried unless its directory disappears and comes back.
+"""
+
+import logging
+import os
+import re
+import threading
+
+import grpc
+import tensorflow as tf
+from tensorflow_serving.apis import get_model_status_pb2
+
+from keras_bert_lite.serving.errors import ServingError, from_tf_error, invalid_argument, not_found
+from keras_bert_lite.serving.servable import load_servable
+
+log = logging.getLogger(__name__)
+State = get_model_status_pb2.ModelVersionStatus.State
+_VERSION_NAME = re.compile("[0-9]+")  # also rules out hidden directories such as ".tmp-export-2"
+
+
+class VersionState:
+    """What GetModelStatus reports for a version: a `State` value and, for a failed load, the error.
+
+    Attributes:
+        state: A `ModelVersionStatus.State` value.
+        error: None, or the `ServingError` (code and message) the load failed with.
+    """
+
+    def __init__(self, state, error=None):
+        self.state = state
+        self.error = error
+
+
+class ModelManager:
+    """Serves the latest loadable version of model `name` found under `base_path`.
+
+    Args:
+        name: The model name clients put in `model_spec.name`.
+        base_path: The directory holding one subdirectory per integer version.
+        poll_seconds: Seconds between scans of `base_path`; 0 scans once, at `start()`.
+        load: Callable (name, version, path) -> Servable; `load_servable` by default (tests swap it).
+    """
+
+    def __init__(self, name, base_path, poll_seconds, load=load_servable):
+        self.name = name
+        self.base_path = base_path
+        self.poll_seconds = poll_seconds
+        self._load = load
+        self._current = None  # the Servable answering "latest"; replaced atomically
+        self._states = {}  # version -> VersionState
+        self._failed = set()  # versions whose load failed; not retried while their directory exists
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        """Loads the latest version found now (blocking), then keeps polling in a background thread."""
+        self.poll()
+        if self._current is None and not self._states:
+            hint = (f"; {self.base_path} itself holds a SavedModel: move it into {self.base_path}/1/"
+                    if os.path.exists(os.path.join(self.base_path, "saved_model.pb")) else "")
+            log.warning("No versions of servable %s found under base path %s (expecting <base path>/<integer "
+                        "version>/saved_model.pb)%s", self.name, self.base_path, hint)
+        if self.poll_seconds > 0:
+            self._thread = threading.Thread(target=self._poll_forever, name="version-poller", daemon=True)
+            self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def servable(self, model_spec):
+        """The Servable a request's `ModelSpec` asks for, with TF Serving's errors when there is none.
+
+        Raises:
+            ServingError: NOT_FOUND for another model name, a version that is not served, or nothing loaded
+                yet; INVALID_ARGUMENT for a version label (this server defines none).
+        """
+        current = self._current
+        if model_spec.WhichOneof("version_choice") == "version_label":
+            raise invalid_argument(f"Unrecognized servable version label: {model_spec.version_label}")
+        if model_spec.HasField("version"):
+            version = model_spec.version.value
+            if model_spec.name != self.name or current is None or current.version != version:
+                raise not_found(f"Servable not found for request: Specific({model_spec.name}, {version})")
+        elif model_spec.name != self.name or current is None:
+            raise not_found(f"Servable not found for request: Latest({model_spec.name})")
+        return current
+
+    def version_states(self):
+        """A snapshot {version: VersionState} of every version seen so far."""
+        with self._lock:
+            return dict(self._states)
+
+    def poll(self):
+        """Scans the base path once and loads/unloads versions as needed (the poller thread calls this)."""
+        try:
+            on_disk = scan_versions(self.base_path)
+        except OSError as error:
+            log.warning("cannot list model base path %s: %s", self.base_path, error)
+            return
+        self._failed &= set(on_disk)
+        candidates = [version for version in on_disk if version not in self._failed]
+        current = self._current
+        if not candidates:
+            if current is not None and current.version not in on_disk:
+                self._swap(None)
+            return
+        latest = max(candidates)
+        if current is None or current.version != latest:
+            self._load_and_swap(latest, on_disk[latest])
+
+    def _poll_forever(self):
+        while not self._stop.wait(self.poll_seconds):
+            try:
+                self.poll()
+            except Exception:  # noqa: BLE001 - the poller must survive anything and keep serving
+                log.exception("polling %s failed", self.base_path)
+
+    def _load_and_swap(self, version, path):
+        self._set_state(version, State.LOADING)
+        try:
+            servable = self._load(self.name, version, path)
+        except Exception as error:  # noqa: BLE001 - any load failure is reported, never fatal
+            self._failed.add(version)
+            failure = _load_error(error, path)
+            self._set_state(version, State.END, failure)
+            log.error("Loading servable: {name: %s version: %d} failed: %s", self.name, version, failure.message)
+            return
+        self._set_state(version, State.AVAILABLE)
+        log.info("Successfully loaded servable version {name: %s version: %d} from %s", self.name, version, path)
+        self._swap(servable)
+
+    def _swap(self, servable):
+        old, self._current = self._current, servable
+        if old is not None:
+            version = old.version
+            self._set_state(version, State.UNLOADING)
+            del old  # in-flight requests keep their own reference; the version is freed once they finish
+            self._set_state(version, State.END)
+            log.info("Successfully unloaded servable version {name: %s version: %d}", self.name, version)
+
+    def _set_state(self, version, state, error=None):
+        with self._lock:
+            self._states[version] = VersionState(state, error)
+
+
+def _load_error(error, path):
+    if isinstance(error, tf.errors.OpError):
+        failure = from_tf_error(error)
+    else:
+        failure = ServingError(grpc.StatusCode.UNKNOWN, f"{type(error).__name__}: {error}")
+    if "Op type not registered" in failure.message:
+        failure.message += (f" (list the ops of the export and where they come from with `python -m "
+                            f"keras_bert_lite.export.audit {path}`)")
+    return failure
+
+
+def scan_versions(base_path):
+    """{version: directory} for the version directories of `base_path` that hold a saved_model.pb."""
+    versions = {}
+    with os.scandir(base_path) as entries:
+        for entry in entries:
+            if not _VERSION_NAME.fullmatch(entry.name) or not entry.is_dir():
+                continue
+            if os.path.exists(os.path.join(entry.path, "saved_model.pb")):
+                versions[int(entry.name)] = entry.path
+    return versions

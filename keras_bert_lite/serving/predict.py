@@ -1,0 +1,71 @@
+"""The Predict API: validates a PredictRequest against a signature, runs it, and builds the PredictResponse.
+
+Checks and status codes follow TF Serving's `predict_util.cc` (RunPredict / PreProcessPrediction):
+unknown signature key -> FAILED_PRECONDITION; inputs that do not match the signature's keys, unknown or
+duplicate `output_filter` aliases -> INVALID_ARGUMENT; dtype/shape mismatches -> INVALID_ARGUMENT (TF Serving
+gets these from `Session::Run`, we check them up front against the SignatureDef).
+"""
+
+from tensorflow_serving.apis import predict_pb2
+
+from keras_bert_lite.serving.errors import failed_precondition, invalid_argument
+from keras_bert_lite.serving.tensors import ndarray_to_proto, request_to_ndarray
+
+DEFAULT_SIGNATURE = "serving_default"
+
+
+def run_predict(servable, request, run):
+    """Answers `request` with `servable`.
+
+    Args:
+        servable: The `Servable` resolved from `request.model_spec`.
+        request: A `PredictRequest`.
+        run: Callable (signature, {key: np.ndarray}) -> {key: np.ndarray}; the batcher or a direct run.
+
+    Returns:
+        A `PredictResponse` with the (filtered) outputs and the model spec that answered.
+    """
+    signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
+    signature = servable.signatures.get(signature_name)
+    if signature is None:
+        raise failed_precondition(f'Serving signature key "{signature_name}" not found.')
+    _check_input_keys(signature, request)
+    output_keys = _output_keys(signature, request.output_filter)
+    inputs = {key: request_to_ndarray(key, proto, signature.inputs[key], signature_name)
+              for key, proto in request.inputs.items()}
+    outputs = run(signature, inputs)
+
+    response = predict_pb2.PredictResponse()
+    response.model_spec.name = servable.name
+    response.model_spec.signature_name = signature_name
+    response.model_spec.version.value = servable.version
+    for key in output_keys:
+        response.outputs[key].CopyFrom(ndarray_to_proto(outputs[key]))
+    return response
+
+
+def _check_input_keys(signature, request):
+    sent, expected = set(request.inputs), set(signature.inputs)
+    if sent != expected:
+        raise invalid_argument(
+            f"input size does not match signature '{signature.name}': {len(sent)}!={len(expected)} "
+            f"len({_keys(sent)}) != len({_keys(expected)}). Sent extra: {_keys(sent - expected)}. "
+            f"Missing but required: {_keys(expected - sent)}.")
+
+
+def _output_keys(signature, output_filter):
+    if not output_filter:
+        return sorted(signature.outputs)
+    seen = set()
+    for key in output_filter:
+        if key not in signature.outputs:
+            raise invalid_argument(f"output tensor alias not found in signature: {key} Outputs expected to be in "
+                                   f"the set {_keys(signature.outputs)}.")
+        if key in seen:
+            raise invalid_argument(f"duplicate output tensor alias: {key}")
+        seen.add(key)
+    return list(output_filter)
+
+
+def _keys(keys):
+    return "{" + ",".join(sorted(keys)) + "}"

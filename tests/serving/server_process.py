@@ -1,0 +1,80 @@
+"""Runs `python -m keras_bert_lite.serving` in a subprocess for tests, on a free port, and cleans it up."""
+
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+READY = re.compile(r"Running gRPC ModelServer at (\S+):(\d+)")
+
+
+class ServerProcess:
+    """A model server subprocess bound to 127.0.0.1 and a port it picks itself (--port 0, so no races).
+
+    Args:
+        model_base_path: The versions directory.
+        *flags: More command-line flags, e.g. "--max_batch_size", "8".
+        model_name: The --model_name.
+    """
+
+    def __init__(self, model_base_path, *flags, model_name="toy"):
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"}
+        command = [sys.executable, "-m", "keras_bert_lite.serving", "--model_name", model_name,
+                   "--model_base_path", str(model_base_path), "--port", "0", *flags]
+        self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self.port = None
+        self._ready = threading.Event()
+        threading.Thread(target=self._read_output, daemon=True).start()
+
+    @property
+    def address(self):
+        return f"127.0.0.1:{self.port}"
+
+    def log(self):
+        return "".join(self.lines)
+
+    def wait_ready(self, timeout=120):
+        """Blocks until the server logs that it serves; fails with its log if it dies or is too slow."""
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.1):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"model server did not start (exit code {self.process.poll()}):\n{self.log()}")
+        return self
+
+    def wait_for_log(self, text, timeout=60):
+        deadline = time.monotonic() + timeout
+        while text not in self.log():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} not logged within {timeout} s:\n{self.log()}")
+            time.sleep(0.05)
+
+    def terminate(self, timeout=60):
+        """SIGTERM, then waits for the exit; returns the exit code (kills it if it does not exit in time)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+
+    def kill(self):
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def _read_output(self):
+        for line in self.process.stdout:
+            self.lines.append(line)
+            match = READY.search(line)
+            if match and self.port is None:
+                self.port = int(match.group(2))
+                self._ready.set()

@@ -1,0 +1,110 @@
+"""Version discovery and the version swap, in-process with a fake loader (no TensorFlow model involved)."""
+
+import os
+
+import grpc
+import pytest
+from tensorflow_serving.apis import model_pb2
+
+from keras_bert_lite.serving.errors import ServingError
+from keras_bert_lite.serving.manager import ModelManager, State, scan_versions
+
+
+class FakeServable:
+    def __init__(self, name, version, path):
+        self.name, self.version, self.path = name, version, path
+
+
+def fake_load(name, version, path):
+    if os.path.exists(os.path.join(path, "broken")):
+        raise ValueError("cannot parse saved_model.pb")
+    return FakeServable(name, version, path)
+
+
+def add_version(base_path, name, broken=False):
+    directory = base_path / name
+    directory.mkdir()
+    (directory / "saved_model.pb").write_bytes(b"")
+    if broken:
+        (directory / "broken").write_bytes(b"")
+    return directory
+
+
+def spec(name="m", version=None, label=None):
+    model_spec = model_pb2.ModelSpec(name=name)
+    if version is not None:
+        model_spec.version.value = version
+    if label is not None:
+        model_spec.version_label = label
+    return model_spec
+
+
+def test_scan_versions_keeps_integer_directories_with_a_saved_model(tmp_path):
+    add_version(tmp_path, "1")
+    add_version(tmp_path, "12")
+    add_version(tmp_path, ".tmp-export-3")
+    add_version(tmp_path, "v4")
+    (tmp_path / "5").mkdir()  # no saved_model.pb yet: not ready
+    (tmp_path / "6").write_text("a file")
+    assert scan_versions(tmp_path) == {1: str(tmp_path / "1"), 12: str(tmp_path / "12")}
+
+
+def test_latest_version_is_served_and_swapped(tmp_path):
+    add_version(tmp_path, "1")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    manager.start()
+    assert manager.servable(spec()).version == 1
+    add_version(tmp_path, "3")
+    add_version(tmp_path, "2")
+    manager.poll()
+    assert manager.servable(spec()).version == 3
+    assert manager.servable(spec(version=3)).version == 3
+    states = manager.version_states()
+    assert (states[3].state, states[1].state) == (State.AVAILABLE, State.END)
+    assert 2 not in states  # never loaded: only the latest version is served
+
+
+def test_failed_version_is_reported_and_the_previous_one_kept(tmp_path):
+    add_version(tmp_path, "1")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    manager.start()
+    add_version(tmp_path, "2", broken=True)
+    manager.poll()
+    manager.poll()  # not retried
+    assert manager.servable(spec()).version == 1
+    state = manager.version_states()[2]
+    assert state.state == State.END and "cannot parse saved_model.pb" in state.error.message
+
+
+def test_removed_version_falls_back_to_the_next_latest(tmp_path):
+    add_version(tmp_path, "1")
+    newest = add_version(tmp_path, "2")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    manager.start()
+    (newest / "saved_model.pb").unlink()
+    newest.rmdir()
+    manager.poll()
+    assert manager.servable(spec()).version == 1
+
+
+@pytest.mark.parametrize("model_spec, code, message", [
+    (spec(name="other"), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Latest(other)"),
+    (spec(version=2), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Specific(m, 2)"),
+    (spec(label="stable"), grpc.StatusCode.INVALID_ARGUMENT, "Unrecognized servable version label: stable"),
+])
+def test_resolution_errors(tmp_path, model_spec, code, message):
+    add_version(tmp_path, "1")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    manager.start()
+    with pytest.raises(ServingError) as raised:
+        manager.servable(model_spec)
+    assert (raised.value.code, raised.value.message) == (code, message)
+
+
+def test_nothing_loaded_yet_is_not_found_and_a_misplaced_savedmodel_is_pointed_out(tmp_path, caplog):
+    (tmp_path / "saved_model.pb").write_bytes(b"")  # the version directory given as the base path
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    manager.start()
+    with pytest.raises(ServingError, match=r"Latest\(m\)"):
+        manager.servable(spec())
+    assert f"{tmp_path} itself holds a SavedModel: move it into {tmp_path}/1/" in caplog.text
