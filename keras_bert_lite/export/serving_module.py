@@ -1,0 +1,185 @@
+"""ServingModule: a task model plus the in-graph tokenizer and packer, with text-in signatures.
+
+Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call them):
+
+* `serving_default`: `text` tf.string `[batch]` (and `text_b` for pair tasks) ->
+    - classification: `logits`, `probabilities` float32 `[batch, C]`, `label_id` int32 and `label` string
+      `[batch]`;
+    - regression: `score` float32 `[batch]`;
+    - token_classification: per word (first-subword label, as trained): `words`, `word_labels` string and
+      `word_starts`, `word_ends` int64 byte offsets into `text`, each `[batch, max_words]`, padded with "" / -1;
+    - span (text = question, text_b = context): `answer` string, `start`, `end` int64 byte offsets into
+      `text_b`, `score` and `null_score` float32, each `[batch]`;
+    - encoder: `pooled_output` `[batch, H]`, `sequence_output` `[batch, seq_length, H]`.
+* `preprocess`: the same text inputs -> `input_word_ids`, `input_mask`, `input_type_ids` int32
+  `[batch, seq_length]` (seq_length fixed at export).
+* `encode`: those three inputs (`[batch, seq]`, any seq <= max_position_embeddings) -> `pooled_output`,
+  `sequence_output`, and `encoder_outputs` stacked as `[num_layers, batch, seq, H]`: the TF Hub encoder contract
+  as a signature. The module's `__call__` (the Reusable SavedModel API, e.g. `hub.KerasLayer`) returns
+  `encoder_outputs` as a list, as TF Hub encoders do.
+* `classify` (classification only): TF Serving's Classify API: `inputs`, serialized `tf.Example`s with bytes
+  features `text` (and `text_b`) -> `classes` string `[batch, C]` (the label names) and `scores` float32
+  `[batch, C]`.
+"""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from keras_bert_lite.export.task_spec import TaskSpec
+from keras_bert_lite.models.encoder import INPUT_NAMES
+from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from keras_bert_lite.text.packing import truncated_lengths
+
+_NEG = -1e9
+
+
+def _texts(fields):
+    return [tf.TensorSpec([None], tf.string, name=name) for name in fields]
+
+
+class ServingModule(tf.Module):
+    """Tokenizer + packer + Keras task model, exported together.
+
+    Args:
+        model: the task model (or an encoder for task_type "encoder").
+        spec: the TaskSpec (task type, labels, casing, seq_length, text fields).
+        vocab: the model's Vocab.
+        variant: tokenizer op set, "default" (tf_text FastWordpiece, linked by stock TF Serving) or "portable"
+            (core TensorFlow only).
+        max_answer_length: the longest answer span in tokens (span tasks).
+    """
+
+    def __init__(self, model, spec: TaskSpec, vocab: Vocab, variant: str = "default", max_answer_length: int = 30):
+        super().__init__(name="serving")
+        if spec.task_type == "multiple_choice":
+            raise ValueError("Text-in export of a multiple-choice model is not supported (how the choices arrive "
+                             "is application-specific); export its encoder (task_type 'encoder') and build the "
+                             "choice pairs in the client with the `preprocess` signature of that export.")
+        self.model = model
+        self.encoder = model if spec.task_type == "encoder" else model.get_layer("encoder")
+        self.spec = spec
+        self.tokenizer = BertTokenizer(vocab, lower_case=spec.lower_case, variant=variant)
+        self.packer = BertPacker(spec.seq_length, vocab=vocab)
+        self.max_answer_length = max_answer_length
+        self.labels = tf.constant(list(spec.labels) or [""], tf.string)
+
+        encoder_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+        self.__call__ = tf.function(self._call_encoder, input_signature=[encoder_spec])
+
+    # ------------------------------------------------------------------ signatures
+    def signatures(self) -> dict:
+        """The concrete signature functions to pass to `tf.saved_model.save`."""
+        fields = self.spec.text_fields
+        if self.spec.is_pair:
+            serve = tf.function(lambda text, text_b: self._serve(text, text_b), input_signature=_texts(fields))
+            preprocess = tf.function(lambda text, text_b: self._pack(text, text_b), input_signature=_texts(fields))
+        else:
+            serve = tf.function(lambda text: self._serve(text), input_signature=_texts(fields))
+            preprocess = tf.function(lambda text: self._pack(text), input_signature=_texts(fields))
+        encode = tf.function(lambda input_word_ids, input_mask, input_type_ids: self._encode(
+            {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}),
+            input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES])
+        signatures = {
+            "serving_default": serve.get_concrete_function(),
+            "preprocess": preprocess.get_concrete_function(),
+            "encode": encode.get_concrete_function(),
+        }
+        if self.spec.task_type == "classification":
+            classify = tf.function(self._classify, input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+            signatures["classify"] = classify.get_concrete_function()
+        return signatures
+
+    # ------------------------------------------------------------------ pieces
+    def _pack(self, text, text_b=None):
+        first = self.tokenizer.tokenize(text)
+        second = None if text_b is None else self.tokenizer.tokenize(text_b)
+        return self.packer(first, second)
+
+    def _call_encoder(self, inputs):
+        return self.encoder(inputs, training=False)
+
+    def _encode(self, inputs):
+        out = self.encoder(inputs, training=False)
+        return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"],
+                "encoder_outputs": tf.stack(out["encoder_outputs"])}
+
+    def _serve(self, text, text_b=None):
+        task = self.spec.task_type
+        if task == "token_classification":
+            return self._tag_words(text)
+        if task == "span":
+            return self._answer(text, text_b)
+        inputs = self._pack(text, text_b)
+        if task == "encoder":
+            out = self.encoder(inputs, training=False)
+            return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"]}
+        logits = tf.cast(self.model(inputs, training=False), tf.float32)
+        if task == "regression":
+            return {"score": logits[:, 0]}
+        label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        return {"logits": logits, "probabilities": tf.nn.softmax(logits), "label_id": label_id,
+                "label": tf.gather(self.labels, label_id)}
+
+    def _classify(self, inputs):
+        features = {name: tf.io.FixedLenFeature([], tf.string, default_value="") for name in self.spec.text_fields}
+        parsed = tf.io.parse_example(inputs, features)
+        out = self._serve(*(parsed[name] for name in self.spec.text_fields))
+        scores = out["probabilities"]
+        return {"classes": tf.tile(self.labels[None], [tf.shape(scores)[0], 1]), "scores": scores}
+
+    def _tag_words(self, text):
+        """Per-word labels (each word gets its first piece's label) with byte offsets into `text`."""
+        tokens = self.tokenizer.tokenize_with_offsets(text)
+        keep = self.spec.seq_length - 2
+        ids, starts, ends, words = (t[:, :keep] for t in tokens)
+        label_ids = tf.argmax(self.model(self.packer(ids), training=False), axis=-1, output_type=tf.int32)
+        seq = tf.shape(label_ids)[1]
+        # Token j of row r sits at packed position j + 1 ([CLS] first).
+        position = tf.ragged.range(ids.row_lengths()).flat_values + 1
+        row = tf.cast(ids.value_rowids(), tf.int32)
+        token_labels = tf.gather(tf.reshape(label_ids, [-1]), row * seq + tf.cast(position, tf.int32))
+        word = words.flat_values
+        first_in_word = (position == 1) | (word != tf.concat([[-1], word[:-1]], axis=0))
+        segment = tf.cumsum(tf.cast(first_in_word, tf.int32)) - 1                       # word number, flat
+        word_starts = tf.boolean_mask(starts.flat_values, first_in_word)
+        word_ends = tf.math.segment_max(ends.flat_values, segment)
+        word_row = tf.boolean_mask(row, first_in_word)
+        word_texts = tf.strings.substr(tf.gather(text, word_row), word_starts, word_ends - word_starts)
+        word_labels = tf.gather(self.labels, tf.boolean_mask(token_labels, first_in_word))
+        per_row = tf.math.bincount(word_row, minlength=tf.shape(text)[0], dtype=tf.int64)
+
+        def dense(values, default):
+            return tf.RaggedTensor.from_row_lengths(values, per_row).to_tensor(default_value=default)
+
+        return {"words": dense(word_texts, ""), "word_labels": dense(word_labels, ""),
+                "word_starts": dense(word_starts, -1), "word_ends": dense(word_ends, -1)}
+
+    def _answer(self, question, context):
+        """The best context span (start <= end, at most max_answer_length tokens) as text and byte offsets."""
+        q = self.tokenizer.tokenize_with_offsets(question)
+        c = self.tokenizer.tokenize_with_offsets(context)
+        keep_q, keep_c = truncated_lengths(q.ids.row_lengths(), c.ids.row_lengths(), self.spec.seq_length - 3)
+        out = self.model(self.packer(q.ids, c.ids), training=False)
+        start_logits, end_logits = (tf.cast(out[k], tf.float32) for k in ("start_logits", "end_logits"))
+        seq = tf.shape(start_logits)[1]
+        first = tf.cast(keep_q, tf.int32)[:, None] + 2                                 # [CLS] q [SEP] -> context
+        position = tf.range(seq)[None]
+        in_context = (position >= first) & (position < first + tf.cast(keep_c, tf.int32)[:, None])   # [b, s]
+        i, j = tf.range(seq)[:, None], tf.range(seq)[None]
+        band = (j >= i) & (j - i < self.max_answer_length)                             # [s, s]
+        allowed = band[None] & in_context[:, :, None] & in_context[:, None, :]
+        scores = tf.where(allowed, start_logits[:, :, None] + end_logits[:, None, :], _NEG)
+        best = tf.argmax(tf.reshape(scores, [tf.shape(scores)[0], -1]), axis=-1, output_type=tf.int32)
+        start_tok, end_tok = best // seq, best % seq
+        score = tf.reduce_max(scores, axis=[1, 2])
+        found = tf.reduce_any(in_context, axis=1)
+        # Context token index -> byte offsets into `context` (dense [b, seq]: always >= 1 column to index).
+        index = tf.stack([tf.maximum(start_tok - first[:, 0], 0), tf.maximum(end_tok - first[:, 0], 0)], axis=1)
+        c_start = tf.gather(c.starts.to_tensor(-1, shape=[None, self.spec.seq_length]), index[:, 0], batch_dims=1)
+        c_end = tf.gather(c.ends.to_tensor(-1, shape=[None, self.spec.seq_length]), index[:, 1], batch_dims=1)
+        start = tf.where(found, c_start, -1)
+        end = tf.where(found, c_end, -1)
+        answer = tf.where(found, tf.strings.substr(context, tf.maximum(start, 0), tf.maximum(end - start, 0)), "")
+        return {"answer": answer, "start": start, "end": end, "score": tf.where(found, score, _NEG),
+                "null_score": start_logits[:, 0] + end_logits[:, 0]}

@@ -1,0 +1,211 @@
+"""Text-in SavedModel export: every task type, both targets, fresh-process parity, versions, refusal, serving."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import keras_bert_lite as kbl
+from keras_bert_lite.export.audit import audit_saved_model
+from keras_bert_lite.export.exporter import ExportRefusedError, export_saved_model, versions
+from keras_bert_lite.export.task_spec import TaskSpec
+from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from tests.serving.server_process import ServerProcess
+
+TEXTS = ["The quick brown fox jumps over the lazy dog.", "Naïve café in São Paulo — 東京!", "", "x" * 150,
+         "Control\x00chars\u200b and\ttabs", "short"]
+QUESTIONS = ["What jumps?", "Where?", "?", "y", "Which chars?", "q"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_keras_state():
+    """These tests share module-scoped models: no per-test Keras reset."""
+    yield
+
+
+@pytest.fixture(scope="module")
+def vocab(uncased_vocab_path):
+    return Vocab.from_file(uncased_vocab_path)
+
+
+@pytest.fixture(scope="module")
+def trained_classifier(vocab):
+    """A tiny classifier trained a few steps on real text (the labels need not be learnable here)."""
+    keras.utils.set_random_seed(0)
+    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
+                            max_position_embeddings=64)
+    model = kbl.build_classifier(config, num_classes=3)
+    tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(32, vocab=vocab)
+    x = packer(tokenizer.tokenize(tf.constant(TEXTS * 8)))
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, np.arange(len(TEXTS) * 8) % 3, epochs=2, verbose=0)
+    return model, TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "neutral", "pos"))
+
+
+def in_python_logits(model, vocab, texts, seq_length=32):
+    packed = BertPacker(seq_length, vocab=vocab)(BertTokenizer(vocab, lower_case=True).tokenize(tf.constant(texts)))
+    return model(packed, training=False).numpy()
+
+
+_FRESH_PROCESS = """
+import json, sys
+import numpy as np
+if sys.argv[2] == "tf-serving":
+    import tensorflow_text  # noqa: F401  (stock TF Serving links these ops)
+import tensorflow as tf
+loaded = tf.saved_model.load(sys.argv[1])
+out = loaded.signatures["serving_default"](text=tf.constant(json.loads(sys.argv[3])))
+print("RESULT " + json.dumps({"logits": out["logits"].numpy().tolist(),
+                              "label": [s.decode() for s in out["label"].numpy()],
+                              "tf_text_imported": "tensorflow_text" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize("target", ["portable", "tf-serving"])
+def test_fresh_process_outputs_equal_the_in_python_model(trained_classifier, vocab, tmp_path, target):
+    model, spec = trained_classifier
+    path = export_saved_model(model, spec, vocab, str(tmp_path / "cls"), target=target)
+    assert audit_saved_model(path, target).ok
+    run = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, path, target, json.dumps(TEXTS)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.split("RESULT ")[-1])
+    assert result["tf_text_imported"] == (target == "tf-serving")
+    expected = in_python_logits(model, vocab, TEXTS)
+    assert np.abs(np.array(result["logits"]) - expected).max() <= 1e-5
+    assert result["label"] == [spec.labels[i] for i in expected.argmax(-1)]
+
+
+def test_classifier_signatures(trained_classifier, vocab, tmp_path):
+    model, spec = trained_classifier
+    loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path / "m"), target="portable"))
+    assert set(loaded.signatures) == {"serving_default", "preprocess", "encode", "classify"}
+    texts = tf.constant(TEXTS)
+    packed = loaded.signatures["preprocess"](text=texts)
+    expected = BertPacker(32, vocab=vocab)(BertTokenizer(vocab, lower_case=True).tokenize(texts))
+    for name in expected:
+        np.testing.assert_array_equal(packed[name], expected[name])
+        assert packed[name].dtype == tf.int32 and packed[name].shape[1] == 32
+    encoded = loaded.signatures["encode"](**packed)
+    reference = model.get_layer("encoder")(expected, training=False)
+    np.testing.assert_allclose(encoded["pooled_output"], reference["pooled_output"], atol=1e-5)
+    assert encoded["encoder_outputs"].shape == (2, len(TEXTS), 32, 32)
+    examples = [tf.train.Example(features=tf.train.Features(feature={"text": tf.train.Feature(
+        bytes_list=tf.train.BytesList(value=[t.encode()]))})).SerializeToString() for t in TEXTS]
+    classified = loaded.signatures["classify"](inputs=tf.constant(examples))
+    served = loaded.signatures["serving_default"](text=texts)
+    np.testing.assert_allclose(classified["scores"], served["probabilities"], atol=1e-6)
+    assert [c.decode() for c in classified["classes"].numpy()[0]] == list(spec.labels)
+    # The Reusable SavedModel API (hub.KerasLayer) returns encoder_outputs as a list, as TF Hub encoders do.
+    assert len(loaded(expected)["encoder_outputs"]) == 2
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(vocab):
+    return kbl.build_encoder(kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4,
+                                            intermediate_size=64, max_position_embeddings=64))
+
+
+def test_token_classifier_labels_words_with_offsets(tiny_encoder, vocab, tmp_path):
+    model = kbl.build_token_classifier(tiny_encoder, num_classes=3)
+    spec = TaskSpec("token_classification", True, 32, labels=("O", "B-LOC", "I-LOC"))
+    loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path / "ner"), target="portable"))
+    out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](text=tf.constant(TEXTS)).items()}
+    tokens = BertTokenizer(vocab, lower_case=True).tokenize_with_offsets(tf.constant(TEXTS))
+    label_ids = model(BertPacker(32, vocab=vocab)(tokens.ids), training=False).numpy().argmax(-1)
+    for row, text in enumerate(TEXTS):
+        raw = text.encode()
+        starts, ends = out["word_starts"][row], out["word_ends"][row]
+        real = starts >= 0
+        for word, s, e in zip(out["words"][row][real], starts[real], ends[real]):
+            assert raw[s:e] == word                                    # offsets point into the original text
+        words = tokens.words[row].numpy()[:30]
+        first_token = [i for i in range(len(words)) if i == 0 or words[i] != words[i - 1]]
+        assert real.sum() == len(first_token)
+        expected = [spec.labels[label_ids[row, i + 1]] for i in first_token]   # first-subword labels
+        assert [w.decode() for w in out["word_labels"][row][real]] == expected
+    assert [w.decode() for w in out["words"][0][:4]] == ["The", "quick", "brown", "fox"]
+
+
+def test_span_labeler_answers_from_the_context(tiny_encoder, vocab, tmp_path):
+    model = kbl.build_span_labeler(tiny_encoder)
+    spec = TaskSpec("span", True, 32, text_fields=("text", "text_b"))
+    loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path / "qa"), target="portable"))
+    out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](
+        text=tf.constant(QUESTIONS), text_b=tf.constant(TEXTS)).items()}
+    for q, context, answer, start, end in zip(QUESTIONS, TEXTS, out["answer"], out["start"], out["end"]):
+        if context:
+            assert 0 <= start < end <= len(context.encode()) and context.encode()[start:end] == answer
+        else:
+            assert (answer, start, end) == (b"", -1, -1)
+
+
+def test_regression_and_encoder(tiny_encoder, vocab, tmp_path):
+    regression = kbl.build_classifier(tiny_encoder, num_classes=1)
+    spec = TaskSpec("regression", True, 32, text_fields=("text", "text_b"))
+    loaded = tf.saved_model.load(export_saved_model(regression, spec, vocab, str(tmp_path / "sts"), target="portable"))
+    score = loaded.signatures["serving_default"](text=tf.constant(QUESTIONS), text_b=tf.constant(TEXTS))["score"]
+    packed = BertPacker(32, vocab=vocab)(*(BertTokenizer(vocab, lower_case=True).tokenize(tf.constant(t))
+                                          for t in (QUESTIONS, TEXTS)))
+    np.testing.assert_allclose(score, regression(packed, training=False)[:, 0], atol=1e-5)
+    spec = TaskSpec("encoder", True, 32)
+    loaded = tf.saved_model.load(export_saved_model(tiny_encoder, spec, vocab, str(tmp_path / "enc"),
+                                                    target="portable"))
+    out = loaded.signatures["serving_default"](text=tf.constant(TEXTS))
+    assert out["sequence_output"].shape == (len(TEXTS), 32, 32) and out["pooled_output"].shape == (len(TEXTS), 32)
+
+
+def test_versions_are_atomic_never_overwritten_and_pruned(trained_classifier, vocab, tmp_path):
+    model, spec = trained_classifier
+    base = str(tmp_path / "versions")
+    for expected in (1, 2, 3):
+        assert export_saved_model(model, spec, vocab, base, target="portable").endswith(f"/{expected}")
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        export_saved_model(model, spec, vocab, base, target="portable", version=2)
+    export_saved_model(model, spec, vocab, base, target="portable", keep=2)
+    assert versions(base) == [3, 4]
+    assert sorted(os.listdir(base)) == ["3", "4"], "temporary directories left behind"
+    assert json.load(open(os.path.join(base, "4", "assets.extra", "task.json")))["labels"] == list(spec.labels)
+
+
+def test_export_failing_its_audit_is_refused_and_writes_nothing(trained_classifier, vocab, tmp_path):
+    model, spec = trained_classifier
+    base = str(tmp_path / "refused")
+    with pytest.raises(ExportRefusedError, match="FastWordpieceTokenizeWithOffsets") as err:
+        export_saved_model(model, spec, vocab, base, target="portable", variant="default")
+    assert "wordpiece" in str(err.value).lower()      # names where the op comes from
+    assert os.listdir(base) == []
+
+
+@pytest.mark.slow
+def test_cli_export_then_serve_over_grpc(trained_classifier, vocab, tmp_path):
+    from keras_bert_lite.serving import ServingClient
+
+    model, spec = trained_classifier
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    model.save(run_dir / "model.keras")
+    vocab.save(str(run_dir / "vocab.txt"))
+    spec.save(str(run_dir / "task.json"))
+    base = tmp_path / "served"
+    cli = subprocess.run([sys.executable, "export/export_saved_model.py", "--model", str(run_dir),
+                          "--model_base_path", str(base), "--target", "portable"],
+                         capture_output=True, text=True, timeout=300,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    assert versions(str(base)) == [1]
+    server = ServerProcess(base, "--no_tf_text", model_name="bert")
+    try:
+        server.wait_ready()
+        with ServingClient("bert", address=server.address, timeout=60) as client:
+            labels, probabilities = client.predict_labels(TEXTS)
+        expected = in_python_logits(model, vocab, TEXTS)
+        assert list(labels) == [spec.labels[i] for i in expected.argmax(-1)]
+        np.testing.assert_allclose(probabilities, tf.nn.softmax(expected).numpy(), atol=1e-5)
+    finally:
+        server.kill()
