@@ -3,13 +3,18 @@
     import keras_bert_lite as kbl
     encoder = kbl.load_encoder("path/to/hf_or_tf1_checkpoint_dir")
     model = kbl.build_classifier(encoder, num_classes=2)
+
+Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining pipeline), `training` (optimizers,
+strategies, loops, job runners), `export` (SavedModels for TF Serving), `serving` (gRPC server and client).
 """
 
 __version__ = "0.1.0"
 
+from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.models import (BertPretrainer, build_classifier, build_encoder, build_multiple_choice,
                                     build_pretrainer, build_span_labeler, build_token_classifier, encoder_config)
 
 __all__ = ["__version__", "BertConfig", "BertPretrainer", "build_encoder", "build_pretrainer", "build_classifier",
-           "build_token_classifier", "build_span_labeler", "build_multiple_choice", "encoder_config"]
+           "build_token_classifier", "build_span_labeler", "build_multiple_choice", "encoder_config",
+           "load_encoder", "load_pretrainer"]
