@@ -1,0 +1,519 @@
+"""keras_bert_lite side by side with Hugging Face transformers (torch, CPU) and KerasHub, on the same shapes.
+
+    .venv/bin/python bench/compare_peers.py [--benchmarks forward,pretrain,finetune,tokenize,serving]
+                                            [--presets tiny,mini,small,base] [--runs N] [--quick] [--out PATH]
+
+Run it with the project's venv: that Python runs our side (this checkout's package). The peers run in their own
+venvs, created here when missing and never project dependencies: `bench/.venvs/hf` (torch 2.13.0 CPU, from the
+local wheel, transformers, safetensors) and `bench/.venvs/kerashub` (keras-hub pinned to our TF/Keras).
+
+One process per (implementation, benchmark, preset), one at a time, each timing its modes after a warm-up;
+medians, then ratios ours (default) / peer, printed as markdown tables with the acceptance bars marked ✓/✗,
+and written with the raw timings to bench/results/compare_peers.json (--quick: compare_peers_quick.json).
+A failing or timed-out implementation is recorded as an error and never stops the others.
+
+Benchmarks (fp32, batch 32, seq 128, randomly initialised BERT presets tiny L2/H128, mini L4/H256,
+small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
+  forward   encoder forward (sequence output), all tokens real; --presets (default tiny,mini,small,base).
+            Timed runs: 5 (3 at base). MFU = seq/s x matmul FLOPs/seq / the best measured matmul peak.
+  pretrain  one optimizer step of MLM (20 predictions/sequence) + NSP, AdamW; --presets (default
+            tiny,mini,small). KerasHub has no NSP head: its step is MLM only (BertMaskedLM).
+  finetune  fit of a 2-class classifier on 20 batches of real short sentences (the Python docs), each
+            library's standard text pipeline, tokenisation included: ours BertTokenizer + BertPacker(dynamic)
+            in tf.data + build_classifier + fit; HF BertTokenizerFast(padding="longest", max 128) +
+            BertForSequenceClassification loop; KerasHub BertTextClassifier.fit on raw strings (its
+            preprocessor's default sequence_length). Preset small. Examples/s over epochs after 1 warm-up epoch.
+  tokenize  ids only, single-threaded, all Python-docs sentences; lines/s and MB/s.
+  serving   text -> logits in process for a tiny classifier: one sentence per call at 1/8/32 concurrent
+            callers (p50/p99 ms, calls/s) and 32 sentences per call; ours = the exported text-in
+            serving_default, and the bare classifier on pre-packed ids (the tokenisation overhead).
+Modes: ours graph (tf.function) / xla (jit_compile=True) and "ours (default)" = the mode the library picks by
+itself (bench/peers/ours.py: library_default); HF eager / torch.compile; KerasHub graph / xla.
+Threads: all cores everywhere (TF default, torch.set_num_threads(os.cpu_count())) except tokenization (1).
+--quick: tiny only, 2 timed runs, 4 fine-tuning batches, 1 s per serving level: a smoke test, not a result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT / "bench" / "peers"
+sys.path.insert(0, str(PEERS))
+
+import common  # noqa: E402
+
+
+# ------------------------------------------------------------------------------------------ implementations
+
+@dataclasses.dataclass(frozen=True)
+class Implementation:
+    """One library under test: its runner script and (for peers) its isolated venv."""
+
+    name: str
+    label: str
+    venv: str | None = None          # under bench/.venvs; None: the Python running this script
+    packages: tuple[str, ...] = ()   # pip requirements of the venv
+    imports: str = ""                # modules that must import for the venv to count as present
+
+    @property
+    def python(self) -> str:
+        return sys.executable if self.venv is None else str(ROOT / "bench" / ".venvs" / self.venv / "bin" / "python")
+
+
+IMPLEMENTATIONS = {
+    "ours": Implementation("ours", "ours"),
+    # torch==2.13.0 is the CPU wheel on local disk; any other version would download gigabytes.
+    "hf": Implementation("hf", "HF", "hf", ("torch==2.13.0", "transformers", "safetensors"),
+                         "torch, transformers, tokenizers"),
+    "kerashub": Implementation("kerashub", "KerasHub", "kerashub",
+                               ("tensorflow==2.21.0", "keras==3.15.1", "keras-hub==0.32.0", "tensorflow-text==2.21.*"),
+                               "tensorflow, keras_hub, tensorflow_text"),
+}
+
+# benchmark -> implementation -> modes (the runners' vocabulary).
+MODES = {
+    "peak": {"ours": ["tf.matmul"], "hf": ["torch.matmul"]},
+    "forward": {"ours": ["graph", "xla"], "hf": ["eager", "compile"], "kerashub": ["graph", "xla"]},
+    "pretrain": {"ours": ["graph", "xla"], "hf": ["eager", "compile"], "kerashub": ["graph", "xla"]},
+    "finetune": {"ours": ["graph", "xla"], "hf": ["eager"], "kerashub": ["default"]},
+    "tokenize": {"ours": ["default"], "hf": ["fast"], "kerashub": ["default"]},
+    "serving": {"ours": ["savedmodel", "bare"], "hf": ["eager"], "kerashub": ["tf.function", "savedmodel"]},
+}
+BENCHMARKS = ("forward", "pretrain", "finetune", "tokenize", "serving")
+BATCH, SEQ = 32, 128
+UNITS = {"forward": "seq/s", "pretrain": "seq/s", "finetune": "examples/s", "tokenize": "lines/s"}
+
+
+# ------------------------------------------------------------------------------------------ acceptance bars
+
+@dataclasses.dataclass(frozen=True)
+class Bar:
+    """ours (default) / the best of `peers` must reach `need` (per preset; key None = every other preset)."""
+
+    name: str
+    peers: tuple[tuple[str, str], ...]   # (implementation, mode); empty = every peer column
+    need: dict
+
+    def threshold(self, preset):
+        return self.need.get(preset, self.need.get(None))
+
+
+BARS = {
+    "forward": [Bar("best peer", (), {None: 1.05, "base": 0.98})],
+    "pretrain": [Bar("HF", (("hf", "eager"), ("hf", "compile")), {None: 1.1}),
+                 Bar("KerasHub graph", (("kerashub", "graph"),), {None: 1.3})],
+    "finetune": [Bar("KerasHub default", (("kerashub", "default"),), {None: 2.0}),
+                 Bar("HF", (("hf", "eager"),), {None: 1.3})],
+    "tokenize": [Bar("HF fast", (("hf", "fast"),), {None: 5.0}),
+                 Bar("KerasHub", (("kerashub", "default"),), {None: None})],
+}
+MFU_NEED = {"base": 0.90}           # forward: ours (default) at base reaches 90% of the matmul peak
+SERVING_OVERHEAD_MAX = 0.20         # serving_default (text in) over the bare classifier, p50, at tiny
+
+
+# ------------------------------------------------------------------------------------------ planning
+
+def settings(args) -> dict:
+    """What every case of this invocation shares (runners read it from their spec)."""
+    runs = args.runs
+    return {
+        "batch": BATCH, "seq": SEQ, "predictions": 20,
+        "runs": {"forward": runs or 5, "pretrain": runs or 5, "finetune": runs or 1, "tokenize": runs or 5,
+                 "peak": 3 if args.quick else 10},
+        "base_forward_runs": min(runs or 3, 3),
+        "warmup": {"forward": 2, "pretrain": 2, "tokenize": 1, "peak": 2},
+        "finetune_batches": 4 if args.quick else 20,
+        "warmup_epochs": 1,
+        "serving_seconds": 1.0 if args.quick else 5.0,
+        "concurrency": [1, 8, 32],
+        "timeout_s": 900 if args.quick else 3600,
+    }
+
+
+def presets_for(bench: str, args) -> list:
+    """The presets a benchmark runs at (None: it has none)."""
+    if bench in ("tokenize", "peak"):
+        return [None]
+    if args.quick:
+        return ["tiny"]
+    if bench == "finetune":
+        return ["small"]
+    if bench == "serving":
+        return ["tiny"]
+    if args.presets:
+        return args.presets.split(",")
+    return ["tiny", "mini", "small", "base"] if bench == "forward" else ["tiny", "mini", "small"]
+
+
+def plan(benchmarks, args, data_path) -> list[dict]:
+    """The runner specs, in execution order: matmul peaks first, then benchmark x preset x implementation."""
+    s = settings(args)
+    specs = []
+    for bench in ("peak", *benchmarks):
+        for preset in presets_for(bench, args):
+            for impl, modes in MODES[bench].items():
+                runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
+                specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
+                              "warmup": s["warmup"].get(bench), "data": data_path,
+                              **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches",
+                                                   "warmup_epochs", "serving_seconds", "concurrency")}})
+    return specs
+
+
+# ------------------------------------------------------------------------------------------ running
+
+def ensure_venv(impl: Implementation) -> str | None:
+    """Creates the peer's venv under bench/.venvs when it is missing or broken; returns an error or None."""
+    if impl.venv is None:
+        return None
+    check = [impl.python, "-c", f"import {impl.imports}"]
+    if os.path.exists(impl.python) and subprocess.run(check, capture_output=True).returncode == 0:
+        return None
+    venv = ROOT / "bench" / ".venvs" / impl.venv
+    print(f"creating {venv} ({' '.join(impl.packages)}) ...", file=sys.stderr)
+    try:
+        if not os.path.exists(impl.python):
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([impl.python, "-m", "pip", "install", "-q", *impl.packages], check=True)
+        subprocess.run(check, check=True, capture_output=True)
+    except (subprocess.CalledProcessError, OSError) as e:
+        return f"could not create {venv}: {e}"
+    return None
+
+
+def runner_env(bench: str) -> dict:
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow", "HF_HUB_OFFLINE": "1",
+           "PYTHONUNBUFFERED": "1"}
+    if bench == "tokenize":   # single-threaded, as the issue asks
+        env.update(TOKENIZERS_PARALLELISM="false", RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    return env
+
+
+def background_cpu(seconds: float = 1.0) -> float | None:
+    """Fraction of all CPU time others used during `seconds` (from /proc/stat; None where unavailable)."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]   # total, idle + iowait
+
+    try:
+        total0, idle0 = sample()
+        time.sleep(seconds)
+        total1, idle1 = sample()
+    except OSError:
+        return None
+    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def run_case(spec: dict, workdir: Path, timeout: float, venv_error: str | None) -> dict:
+    """Runs one runner process; returns the case record (every requested mode has a result or an error)."""
+    impl = IMPLEMENTATIONS[spec["impl"]]
+    tag = f"{spec['impl']}-{spec['bench']}-{spec['preset'] or 'all'}"
+    spec_path, out_path, log_path = (workdir / f"{tag}.{ext}" for ext in ("spec.json", "out.json", "log"))
+    common.write_json_atomic(str(spec_path), spec)
+    record = {"impl": spec["impl"], "bench": spec["bench"], "preset": spec["preset"],
+              "background_cpu": background_cpu(), "modes": {}}
+    failure, start = venv_error, time.perf_counter()
+    if failure is None:
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen([impl.python, str(PEERS / f"{impl.name}.py"), str(spec_path), str(out_path)],
+                                    stdout=log, stderr=subprocess.STDOUT, env=runner_env(spec["bench"]),
+                                    cwd=ROOT, start_new_session=True)
+            try:
+                if proc.wait(timeout=timeout):
+                    failure = f"exit code {proc.returncode}: {log_tail(log_path)}"
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)   # the runner and any compile workers it started
+                proc.wait()
+                failure = f"timeout after {timeout:.0f} s"
+    record["wall_s"] = time.perf_counter() - start
+    if out_path.exists():
+        result = common.load_json(str(out_path))
+        record.update({k: v for k, v in result.items() if k != "modes"})
+        record["modes"] = result["modes"]
+    for mode in spec["modes"]:
+        record["modes"].setdefault(mode, {"error": failure or "no result"})
+    return record
+
+
+def log_tail(path: Path, lines: int = 6) -> str:
+    text = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return " | ".join(text[-lines:])[-1500:]
+
+
+def write_shared_data(workdir: Path) -> str:
+    """The real-text inputs all runners read (bench/peers/data.py, in the project's venv)."""
+    path = workdir / "data.json"
+    subprocess.run([sys.executable, str(PEERS / "data.py"), str(path)], check=True, env=runner_env("data"),
+                   cwd=ROOT, capture_output=True)
+    return str(path)
+
+
+# ------------------------------------------------------------------------------------------ results
+
+def index(records: list[dict]) -> dict:
+    """(bench, preset, impl, mode) -> that mode's result dict."""
+    return {(r["bench"], r["preset"], r["impl"], mode): result
+            for r in records for mode, result in r["modes"].items()}
+
+
+def value(results: dict, bench, preset, impl, mode) -> float | None:
+    """The headline number of one cell, None if it failed or did not run."""
+    cell = results.get((bench, preset, impl, mode))
+    return None if cell is None or "error" in cell else cell.get("value")
+
+
+def ours_default(results: dict, bench, preset) -> tuple[str | None, float | None]:
+    """(mode, value) of ours in the mode the library uses by default, as our runner reports it
+    (`library_default`); benchmarks without that notion (tokenize) have one ours mode: that one."""
+    modes = MODES[bench]["ours"]
+    default = next((cell["library_default"] for mode in modes
+                    if "library_default" in (cell := results.get((bench, preset, "ours", mode)) or {})), None)
+    if default is None and len(modes) == 1:
+        default = modes[0]
+    return default, value(results, bench, preset, "ours", default) if default else None
+
+
+def best_of(results: dict, bench, preset, peers) -> tuple[str | None, float | None]:
+    """(label, value) of the fastest successful peer cell among `peers` (empty: all peers of the benchmark)."""
+    peers = peers or [(impl, mode) for impl, modes in MODES[bench].items() if impl != "ours" for mode in modes]
+    scored = [(value(results, bench, preset, impl, mode), f"{IMPLEMENTATIONS[impl].label} {mode}")
+              for impl, mode in peers]
+    scored = [(v, label) for v, label in scored if v is not None]
+    if not scored:
+        return None, None
+    v, label = max(scored)
+    return label, v
+
+
+def ratio_cell(ours: float | None, peer: float | None, need: float | None) -> tuple[str, float | None, bool | None]:
+    """('1.23× ✓', ratio, passed); a missing side gives ('n/a', None, None)."""
+    if ours is None or peer is None:
+        return "n/a", None, None
+    ratio = ours / peer
+    if need is None:
+        return f"{ratio:.2f}×", ratio, None
+    passed = ratio >= need
+    return f"{ratio:.2f}× {'✓' if passed else '✗'}", ratio, passed
+
+
+def fmt(v: float | None) -> str:
+    if v is None:
+        return "error"
+    return f"{v:,.0f}" if v >= 1000 else f"{v:.2f}" if v < 10 else f"{v:.1f}"
+
+
+def markdown(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
+
+
+def throughput_table(bench: str, records: list[dict], results: dict, peak_flops: float | None,
+                     acceptance: list[dict]) -> str:
+    """One benchmark's table: rows = presets, columns = every (implementation, mode), ours (default),
+    then per acceptance bar the best peer it is measured against and the ratio (✓/✗); appends to `acceptance`."""
+    presets = list(dict.fromkeys(r["preset"] for r in records if r["bench"] == bench))
+    columns = [(impl, mode) for impl, modes in MODES[bench].items() for mode in modes]
+    header = ["preset" if presets != [None] else "corpus"]
+    header += [f"{IMPLEMENTATIONS[i].label} {m}" for i, m in columns] + ["ours (default)"]
+    for bar in BARS[bench]:
+        header += [bar.name, f"ours/{bar.name}"]
+    if bench == "forward":
+        header += ["MFU ours (default)"]
+    rows = []
+    for preset in presets:
+        row = [preset or "pydoc sentences"]
+        row += [fmt(value(results, bench, preset, impl, mode)) for impl, mode in columns]
+        default_mode, ours = ours_default(results, bench, preset)
+        row.append(f"{fmt(ours)} ({default_mode})" if default_mode else "error")
+        for bar in BARS[bench]:
+            label, peer = best_of(results, bench, preset, bar.peers)
+            need = bar.threshold(preset)
+            cell, ratio, passed = ratio_cell(ours, peer, need)
+            row += [f"{label}: {fmt(peer)}" if label else "error", cell + (f" (≥{need})" if need else "")]
+            if need is not None:
+                acceptance.append({"bench": bench, "preset": preset, "against": bar.name, "peer": label,
+                                   "ratio": ratio, "need": need, "passed": passed})
+        if bench == "forward":
+            row.append(mfu_cell(ours, preset, peak_flops, acceptance))
+        rows.append(row)
+    return markdown(header, rows)
+
+
+def mfu_cell(seq_per_s: float | None, preset: str, peak_flops: float | None, acceptance: list[dict]) -> str:
+    if seq_per_s is None or not peak_flops:
+        return "n/a"
+    mfu = seq_per_s * common.forward_flops(preset, SEQ) / peak_flops
+    need = MFU_NEED.get(preset)
+    if need is None:
+        return f"{mfu:.0%}"
+    acceptance.append({"bench": "forward", "preset": preset, "against": "matmul peak", "ratio": mfu,
+                       "need": need, "passed": mfu >= need})
+    return f"{mfu:.0%} {'✓' if mfu >= need else '✗'} (≥{need:.0%})"
+
+
+def serving_table(records: list[dict], results: dict, acceptance: list[dict]) -> str:
+    """Rows = (implementation, mode); p50/p99 ms and calls/s per load level; then ours' tokenisation overhead."""
+    levels = None
+    rows = []
+    for r in (r for r in records if r["bench"] == "serving"):
+        for mode, cell in r["modes"].items():
+            label = f"{IMPLEMENTATIONS[r['impl']].label} {mode}"
+            if "error" in cell:
+                rows.append((label, None, cell["error"]))
+                continue
+            levels = levels or [k for k in cell if k.startswith("b") and "_c" in k]
+            rows.append((label, cell, None))
+    if levels is None:
+        return "all serving cases failed"
+    header = ["implementation"] + [f"{lvl} {q}" for lvl in levels for q in ("p50 ms", "p99 ms", "calls/s")]
+    table = []
+    for label, cell, error in rows:
+        if error:
+            table.append([label] + ["error"] * (len(header) - 1))
+        else:
+            table.append([label] + [f"{cell[lvl][k]:.{d}f}" for lvl in levels
+                                    for k, d in (("p50_ms", 2), ("p99_ms", 2), ("calls_per_s", 1))])
+    lines = [markdown(header, table)]
+    preset = next(r["preset"] for r in records if r["bench"] == "serving")
+    served = results.get(("serving", preset, "ours", "savedmodel")) or {}
+    bare = results.get(("serving", preset, "ours", "bare")) or {}
+    for lvl in ("b1_c1", *(k for k in levels if not k.startswith("b1_"))):
+        if lvl in served and lvl in bare:
+            overhead = served[lvl]["p50_ms"] / bare[lvl]["p50_ms"] - 1
+            passed = overhead <= SERVING_OVERHEAD_MAX
+            acceptance.append({"bench": "serving", "preset": preset, "against": f"bare classifier {lvl} p50",
+                               "ratio": 1 + overhead, "need": f"≤ {1 + SERVING_OVERHEAD_MAX}", "passed": passed})
+            lines.append(f"In-graph tokenisation overhead at {preset}, {lvl} p50 (ours savedmodel vs bare): "
+                         f"{overhead:+.0%} {'✓' if passed else '✗'} (≤ +{SERVING_OVERHEAD_MAX:.0%})")
+    return "\n".join(lines)
+
+
+def notes(bench: str, records: list[dict]) -> list[str]:
+    """Per-benchmark facts worth printing under the table, and every error."""
+    out = []
+    for r in (r for r in records if r["bench"] == bench):
+        for mode, cell in r["modes"].items():
+            label = f"{IMPLEMENTATIONS[r['impl']].label} {mode}" + (f" ({r['preset']})" if r["preset"] else "")
+            if "error" in cell:
+                out.append(f"error: {label}: {cell['error'][:300]}")
+            elif bench == "finetune":
+                out.append(f"{label}: mean padded length {cell['mean_padded_length']:.1f}, "
+                           f"warm-up {cell['warmup_s']:.0f} s")
+            elif bench == "tokenize":
+                out.append(f"{label}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, "
+                           f"{cell['tokens']} tokens")
+    if bench == "tokenize":
+        counts = {c["tokens"] for r in records if r["bench"] == bench for c in r["modes"].values() if "tokens" in c}
+        if len(counts) > 1:
+            out.append(f"warning: token counts differ between implementations ({sorted(counts)})")
+    if bench == "pretrain":
+        out.append("KerasHub has no NSP head: its step is MLM only (BertMaskedLM), a little less work.")
+    return out
+
+
+def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
+    """The printed tables (markdown) and the acceptance list."""
+    results, acceptance = index(records), []
+    peaks = machine["matmul_peak_gflops"]
+    peak = max((v for v in peaks.values() if v), default=None)
+    parts = [f"{machine['cpu_count']} CPU cores ({machine['cpu']}), fp32, batch 32, seq 128; matmul peak "
+             f"(2048³ fp32): " + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
+    busy = [r["background_cpu"] for r in records if r.get("background_cpu") is not None]
+    if busy and max(busy) > 0.10:
+        parts.append(f"**warning: other processes used up to {max(busy):.0%} of the CPUs just before a case; "
+                     "timings are not trustworthy.**")
+    for bench in BENCHMARKS:
+        if not any(r["bench"] == bench for r in records):
+            continue
+        unit = UNITS.get(bench, "latency")
+        parts.append(f"\n### {bench} ({unit}; higher is better)" if bench != "serving" else "\n### serving")
+        table = (serving_table(records, results, acceptance) if bench == "serving" else
+                 throughput_table(bench, records, results, peak and peak * 1e9, acceptance))
+        parts.append(table)
+        parts += [f"- {line}" for line in notes(bench, records)]
+    passed = sum(1 for a in acceptance if a["passed"])
+    parts.append(f"\nAcceptance: {passed}/{len(acceptance)} bars met.")
+    return "\n".join(parts), acceptance
+
+
+def machine_info() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                capture_output=True, text=True).stdout.strip())
+    return {"cpu_count": os.cpu_count(), "cpu": cpu, "platform": platform.platform(),
+            "git_commit": commit + ("-dirty" if dirty else "")}
+
+
+# ------------------------------------------------------------------------------------------ main
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--benchmarks", default=",".join(BENCHMARKS), help="comma-separated subset of "
+                        + ",".join(BENCHMARKS))
+    parser.add_argument("--presets", help="for forward and pretrain (default tiny,mini,small,base / tiny,mini,small)")
+    parser.add_argument("--runs", type=int, help="timed runs per mode (default 5; base forward at most 3; "
+                        "fine-tuning: timed epochs, default 1)")
+    parser.add_argument("--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving")
+    parser.add_argument("--out", help="results JSON (default bench/results/compare_peers[_quick].json)")
+    args = parser.parse_args(argv)
+    if args.quick and args.runs is None:
+        args.runs = 2
+    benchmarks = [b for b in args.benchmarks.split(",") if b]
+    unknown = set(benchmarks) - set(BENCHMARKS)
+    if unknown:
+        parser.error(f"unknown benchmarks {sorted(unknown)}; choose from {','.join(BENCHMARKS)}")
+    out = args.out or str(ROOT / "bench" / "results" / f"compare_peers{'_quick' if args.quick else ''}.json")
+
+    workdir = Path(tempfile.mkdtemp(prefix="compare_peers_"))
+    venv_errors = {name: ensure_venv(impl) for name, impl in IMPLEMENTATIONS.items()}
+    specs = plan(benchmarks, args, write_shared_data(workdir))
+    timeout = settings(args)["timeout_s"]
+    started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    records = []
+    for i, spec in enumerate(specs, 1):
+        print(f"[{i}/{len(specs)}] {spec['impl']} {spec['bench']} {spec['preset'] or ''} "
+              f"({', '.join(spec['modes'])}) ...", file=sys.stderr, flush=True)
+        records.append(run_case(spec, workdir, timeout, venv_errors[spec["impl"]]))
+        print(f"    {records[-1]['wall_s']:.0f} s", file=sys.stderr, flush=True)
+
+    machine = machine_info()
+    results = index(records)
+    machine["matmul_peak_gflops"] = {
+        "tf.matmul": (value(results, "peak", None, "ours", "tf.matmul") or 0) / 1e9 or None,
+        "torch.matmul": (value(results, "peak", None, "hf", "torch.matmul") or 0) / 1e9 or None}
+    machine["versions"] = {r["impl"]: r["versions"] for r in records if "versions" in r}
+    text, acceptance = report(records, machine)
+    print(text)
+    common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "settings": settings(args),
+                                   "machine": machine, "acceptance": acceptance, "cases": records,
+                                   "report_markdown": text})
+    print(f"\nwrote {out}", file=sys.stderr)
+    if any("error" in cell for r in records for cell in r["modes"].values()):
+        print(f"runner logs kept in {workdir}", file=sys.stderr)
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

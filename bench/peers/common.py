@@ -1,0 +1,218 @@
+"""What every runner of `bench/compare_peers.py` shares: model shapes, synthetic batches, timing, the result file.
+
+Stdlib only at import time (numpy is imported where a batch is made), so the orchestrator can import it from any
+Python. A runner is started as `python bench/peers/<impl>.py SPEC.json OUT.json` in its own venv; SPEC says
+which benchmark, preset and modes to run (see `bench/compare_peers.py`), OUT receives one entry per mode,
+rewritten atomically after each mode so that a timeout keeps the modes already measured.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+# name -> (layers, hidden, heads); intermediate 4 * hidden, vocab 30522, 2 segments, 512 positions.
+PRESETS = {
+    "tiny": (2, 128, 2),
+    "mini": (4, 256, 4),
+    "small": (4, 512, 8),
+    "base": (12, 768, 12),
+}
+VOCAB_SIZE = 30522
+TYPE_VOCAB_SIZE = 2
+MAX_POSITIONS = 512
+
+
+def shape(preset: str) -> dict:
+    """The preset's shape as keyword-friendly numbers."""
+    layers, hidden, heads = PRESETS[preset]
+    return {"layers": layers, "hidden": hidden, "heads": heads, "intermediate": 4 * hidden}
+
+
+def forward_flops(preset: str, seq: int) -> float:
+    """Matmul FLOPs of one sequence's encoder forward (2 per multiply-add), pooler included.
+
+    Per layer 2·s·(4H² + 2HI) for the projections and the FFN plus 4·s²·H for attention scores and context;
+    BERT-base at seq 128: 22.4 GFLOP.
+    """
+    s = shape(preset)
+    h, i = s["hidden"], s["intermediate"]
+    return s["layers"] * (2 * seq * (4 * h * h + 2 * h * i) + 4 * seq * seq * h) + 2 * h * h
+
+
+def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -> dict:
+    """Identical numpy inputs for every implementation: random word ids, all tokens real, one segment.
+
+    With `predictions` > 0 also MLM targets: `positions` (distinct, sorted, never [CLS]), `ids`, and `nsp`
+    labels. int32 throughout; runners cast to what their framework wants.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = {"word_ids": rng.integers(1000, VOCAB_SIZE, (batch, seq)).astype(np.int32),
+           "mask": np.ones((batch, seq), np.int32),
+           "type_ids": np.zeros((batch, seq), np.int32)}
+    if predictions:
+        positions = np.sort(np.stack([rng.choice(np.arange(1, seq), predictions, replace=False)
+                                      for _ in range(batch)]), axis=1).astype(np.int32)
+        out["positions"] = positions
+        out["ids"] = np.take_along_axis(out["word_ids"], positions, axis=1)
+        out["nsp"] = rng.integers(0, 2, (batch,)).astype(np.int32)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- timing
+
+def time_calls(fn, runs: int, warmup: int) -> list[float]:
+    """Seconds per call of `fn` (which must block until its result is ready), `runs` calls after `warmup`."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def epoch_timer():
+    """A Keras callback whose `times` collects each epoch's wall seconds (imports keras: Keras runners only)."""
+    import keras
+
+    class EpochTimer(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.times, self._start = [], None
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.times.append(time.perf_counter() - self._start)
+
+    return EpochTimer()
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100), linear interpolation (numpy's default), of a non-empty list."""
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q / 100
+    low = int(k)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+
+
+def closed_loop(make_call, requests: list, concurrency: int, seconds: float, min_calls: int = 5) -> dict:
+    """Latency and throughput of `concurrency` threads each calling back-to-back for `seconds`.
+
+    `make_call()` is invoked once per thread and returns that thread's `call(request)` (so a runner can give
+    each thread its own non-thread-safe object, e.g. a Hugging Face tokenizer). Thread t sends requests
+    t, t + concurrency, ... cyclically. Each thread makes at least `min_calls` calls.
+    """
+    latencies, errors, lock = [], [], threading.Lock()
+    stop = time.perf_counter() + seconds
+
+    def worker(index):
+        call, local, i = make_call(), [], index
+        while time.perf_counter() < stop or len(local) < min_calls:
+            start = time.perf_counter()
+            try:
+                call(requests[i % len(requests)])
+            except Exception as e:  # noqa: BLE001 - counted and reported
+                errors.append(repr(e))
+                break
+            local.append(time.perf_counter() - start)
+            i += concurrency
+        with lock:
+            latencies.extend(local)
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in range(concurrency)]
+    begin = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - begin
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed calls, first: {errors[0]}")
+    return {"p50_ms": percentile(latencies, 50) * 1e3, "p99_ms": percentile(latencies, 99) * 1e3,
+            "calls_per_s": len(latencies) / elapsed, "calls": len(latencies)}
+
+
+def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> dict:
+    """The serving benchmark's measurements for one `make_call` (see `closed_loop`).
+
+    `b1_c{N}`: one sentence per call, N concurrent callers; `b{B}_c1`: B sentences per call, one caller.
+    A request is a list of texts, or `prepare(list of texts)` when given (done before any timing: the bare
+    model's pre-packed inputs).
+    """
+    batch, seconds = spec["batch"], spec["serving_seconds"]
+    prepare = prepare or (lambda chunk: chunk)
+    singles = [prepare([t]) for t in texts]
+    batches = [prepare(texts[i:i + batch]) for i in range(0, len(texts) - batch + 1, batch)]
+    warm = make_call()
+    for request in singles[:20] + batches[:3]:
+        warm(request)
+    out = {f"b1_c{c}": closed_loop(make_call, singles, c, seconds) for c in spec["concurrency"]}
+    out[f"b{batch}_c1"] = closed_loop(make_call, batches, 1, seconds)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- results
+
+def write_json_atomic(path: str, obj) -> None:
+    """Writes `obj` as JSON to `path` via a temporary file in the same directory and a rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_json(path: str):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def run(benchmarks: dict, versions, setup=None) -> None:
+    """A runner's main: `argv = [SPEC.json, OUT.json]`; runs each requested mode, recording errors per mode.
+
+    Args:
+        benchmarks: name -> `fn(spec, mode) -> dict` of measurements (`value` the headline number).
+        versions: `fn() -> dict` of library versions, recorded with the results.
+        setup: optional `fn(spec)` called once before any mode (thread settings, ...).
+    """
+    spec, out_path = load_json(sys.argv[1]), sys.argv[2]
+    result = {"modes": {}}
+    if setup is not None:
+        result.update(setup(spec) or {})
+    result["versions"] = versions()
+    write_json_atomic(out_path, result)
+    for mode in spec["modes"]:
+        start = time.perf_counter()
+        try:
+            result["modes"][mode] = benchmarks[spec["bench"]](spec, mode)
+        except Exception as e:  # noqa: BLE001 - one failing mode must not hide the others
+            traceback.print_exc()
+            result["modes"][mode] = {"error": f"{type(e).__name__}: {e}"[:2000]}
+        result["modes"][mode]["wall_s"] = time.perf_counter() - start
+        print(f"    {spec['bench']} {spec.get('preset')} {mode}: {result['modes'][mode]}"[:300], file=sys.stderr)
+        write_json_atomic(out_path, result)
+
+
+def median_rate(items: float, times: list[float]) -> dict:
+    """The headline `value` (items per second at the median time) and the raw times."""
+    return {"value": items / statistics.median(times), "times_s": times}

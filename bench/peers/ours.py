@@ -1,0 +1,164 @@
+"""keras_bert_lite's side of `bench/compare_peers.py`: `python bench/peers/ours.py SPEC.json OUT.json`.
+
+Imports the package from this checkout (not whatever the venv has installed). Modes: "graph" (tf.function /
+`compile(jit_compile=False)`) and "xla" (`jit_compile=True`) for the model benchmarks; tokenize: "default"
+(the default BertTokenizer variant); serving: "savedmodel" (the exported text-in `serving_default`) and "bare"
+(the classifier on inputs packed beforehand, to isolate the cost of in-graph tokenisation). Each result also
+names `library_default`: the mode a user gets without asking (see `library_default`).
+"""
+
+import os
+import pathlib
+import sys
+import tempfile
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import common  # noqa: E402
+import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+import keras_bert_lite as kbl  # noqa: E402
+from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
+from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
+from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
+from keras_bert_lite.training.optimization import create_optimizer  # noqa: E402
+
+JIT = {"graph": False, "xla": True}
+
+
+def library_default(model) -> str:
+    """The mode the library runs `model` in when the user does not choose: Keras' resolved `jit_compile`.
+
+    This is the one place "ours (default)" comes from: today Keras resolves `jit_compile="auto"` to False on
+    CPU-only machines, so the default is "graph"; if the library makes its models default to XLA, this follows.
+    """
+    return "xla" if model.jit_compile else "graph"
+
+
+def config(preset: str, **overrides):
+    return kbl.BertConfig.from_preset(preset, **overrides)
+
+
+def tensors(batch: dict) -> dict:
+    return {name: tf.constant(value) for name, value in batch.items()}
+
+
+def forward(spec, mode):
+    encoder = kbl.build_encoder(config(spec["preset"]))
+    b = tensors(common.synthetic_batch(spec["batch"], spec["seq"]))
+    inputs = {"input_word_ids": b["word_ids"], "input_mask": b["mask"], "input_type_ids": b["type_ids"]}
+    run = tf.function(lambda x: encoder(x, training=False)["sequence_output"], jit_compile=JIT[mode])
+    times = common.time_calls(lambda: run(inputs).numpy(), spec["runs"], spec["warmup"])
+    return {**common.median_rate(spec["batch"], times), "library_default": library_default(encoder)}
+
+
+def pretrain(spec, mode):
+    """One `train_on_batch` of MLM (at the masked positions) + NSP with the library's AdamW (BERT recipe)."""
+    b = tensors(common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"]))
+    x = {"input_word_ids": b["word_ids"], "input_mask": b["mask"], "input_type_ids": b["type_ids"],
+         "masked_lm_positions": b["positions"]}
+    y = {"masked_lm_ids": b["ids"], "masked_lm_weights": tf.ones_like(b["ids"], tf.float32),
+         "next_sentence_labels": b["nsp"]}
+    model = kbl.build_pretrainer(config(spec["preset"]))
+    default = compile_default_then(model, mode, lambda: create_optimizer(learning_rate=1e-4, total_steps=10_000,
+                                                                         warmup_steps=100))
+    times = common.time_calls(lambda: model.train_on_batch(x, y), spec["runs"], spec["warmup"])
+    return {**common.median_rate(spec["batch"], times), "library_default": default}
+
+
+def compile_default_then(model, mode, optimizer, **compile_args) -> str:
+    """Compiles `model` as a user would (no jit_compile) to read `library_default`, then in `mode`; returns the former."""
+    model.compile(optimizer=optimizer(), **compile_args)
+    default = library_default(model)
+    model.compile(optimizer=optimizer(), jit_compile=JIT[mode], **compile_args)
+    return default
+
+
+def finetune_dataset(texts, labels, vocab, batch):
+    """Our standard text pipeline: in-graph tokenisation and dynamic padding (to the batch's longest, 8-rounded)."""
+    tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(128, vocab=vocab, dynamic=True)
+    return (tf.data.Dataset.from_tensor_slices((texts, labels)).batch(batch)
+            .map(lambda text, label: (packer(tokenizer.tokenize(text)), label), num_parallel_calls=tf.data.AUTOTUNE)
+            .prefetch(tf.data.AUTOTUNE))
+
+
+def finetune(spec, mode):
+    """`fit` of a classifier on real sentences; the first epoch(s) warm up (trace/compile every padded length)."""
+    data = common.load_json(spec["data"])
+    count = spec["batch"] * spec["finetune_batches"]
+    texts, labels = data["sample"][:count], data["labels"][:count]
+    vocab = Vocab.from_file(data["vocab"])
+    dataset = finetune_dataset(texts, labels, vocab, spec["batch"])
+    model = kbl.build_classifier(config(spec["preset"], vocab_size=len(vocab)), num_classes=2)
+    default = compile_default_then(
+        model, mode, lambda: create_optimizer(learning_rate=2e-5, total_steps=10_000, warmup_steps=100),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    timer = common.epoch_timer()
+    model.fit(dataset, epochs=spec["warmup_epochs"] + spec["runs"], verbose=0, callbacks=[timer])
+    lengths = [int(x["input_word_ids"].shape[1]) for x, _ in dataset]
+    return {**common.median_rate(count, timer.times[spec["warmup_epochs"]:]), "warmup_s": sum(timer.times[:spec["warmup_epochs"]]),
+            "mean_padded_length": sum(lengths) / len(lengths), "library_default": default}
+
+
+def tokenize(spec, mode):
+    """Ids only, no special tokens, batches of 1024 lines, in a tf.function; one thread (see `setup`)."""
+    data = common.load_json(spec["data"])
+    tokenizer = BertTokenizer(Vocab.from_file(data["vocab"]), lower_case=True, variant=mode)
+    run = tf.function(lambda text: tokenizer.tokenize(text).flat_values,
+                      input_signature=[tf.TensorSpec([None], tf.string)])
+    lines = data["sentences"]
+    batches = [tf.constant(lines[i:i + 1024]) for i in range(0, len(lines), 1024)]
+    tokens = sum(int(run(b).shape[0]) for b in batches)
+    times = common.time_calls(lambda: [run(b).numpy() for b in batches], spec["runs"], spec["warmup"])
+    return {**common.median_rate(len(lines), times), "tokens": tokens,
+            "megabytes": sum(len(line.encode()) for line in lines) / 1e6}
+
+
+def serving(spec, mode):
+    """Text in → logits for a randomly initialised classifier, in process (see common.serving_latency)."""
+    data = common.load_json(spec["data"])
+    vocab = Vocab.from_file(data["vocab"])
+    model = kbl.build_classifier(config(spec["preset"], vocab_size=len(vocab)), num_classes=2)
+    if mode == "savedmodel":
+        task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
+        path = export_saved_model(model, task, vocab, tempfile.mkdtemp(prefix="kbl_serving_"))
+        import tensorflow_text  # noqa: F401  (the default tokenizer variant's ops)
+
+        serve = tf.saved_model.load(path).signatures["serving_default"]
+        return common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
+                                      data["sample"], spec)
+    tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(128, vocab=vocab, dynamic=True)
+    signature = {name: tf.TensorSpec([None, None], tf.int32) for name in kbl.models.INPUT_NAMES}
+    bare = tf.function(lambda inputs: model(inputs, training=False), input_signature=[signature])
+    return common.serving_latency(lambda: lambda inputs: bare(inputs).numpy(), data["sample"], spec,
+                                  prepare=lambda texts: packer(tokenizer.tokenize(tf.constant(texts))))
+
+
+def peak(spec, mode):
+    """float32 tf.matmul of two 2048x2048 matrices, FLOP/s at the median time."""
+    n = 2048
+    a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
+    run = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
+    times = common.time_calls(lambda: run().numpy(), spec["runs"], spec["warmup"])
+    return common.median_rate(2 * n ** 3, times)
+
+
+def setup(spec):
+    """Single-threaded TensorFlow for the tokenization benchmark; TF's defaults (all cores) otherwise."""
+    if spec["bench"] == "tokenize":
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+
+
+def versions():
+    return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
+            "keras_bert_lite": kbl.__version__, "keras_bert_lite_path": kbl.__file__}
+
+
+if __name__ == "__main__":
+    common.run({"forward": forward, "pretrain": pretrain, "finetune": finetune, "tokenize": tokenize,
+                "serving": serving, "peak": peak}, versions, setup)

@@ -1,0 +1,120 @@
+"""The pure-Python parts of bench/compare_peers.py: planning, merging results, ratios and tables (no runs)."""
+
+import argparse
+import importlib.util
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cp():
+    spec = importlib.util.spec_from_file_location("compare_peers", ROOT / "bench" / "compare_peers.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # dataclasses look their module up while the file executes
+    spec.loader.exec_module(module)
+    return module
+
+
+def args(**kw):
+    return argparse.Namespace(**{"presets": None, "runs": None, "quick": False, **kw})
+
+
+def record(bench, preset, impl, **modes):
+    return {"bench": bench, "preset": preset, "impl": impl, "background_cpu": 0.0, "modes": modes}
+
+
+def ok(v, **extra):
+    return {"value": v, "times_s": [1.0], **extra}
+
+
+def machine():
+    return {"cpu_count": 2, "cpu": "test", "matmul_peak_gflops": {"tf.matmul": 70.0, "torch.matmul": 60.0}}
+
+
+def test_plan_orders_peaks_first_and_sizes_cases(cp):
+    specs = cp.plan(["forward", "finetune"], args(), "/data.json")
+    assert [s["bench"] for s in specs[:2]] == ["peak", "peak"]
+    forward = [s for s in specs if s["bench"] == "forward"]
+    assert {s["preset"] for s in forward} == {"tiny", "mini", "small", "base"}
+    assert all(len({s["impl"] for s in forward if s["preset"] == p}) == 3 for p in ("tiny", "base"))
+    assert {s["runs"] for s in forward if s["preset"] == "base"} == {3}
+    assert {s["runs"] for s in forward if s["preset"] == "tiny"} == {5}
+    assert {s["preset"] for s in specs if s["bench"] == "finetune"} == {"small"}
+    assert all(s["data"] == "/data.json" and s["batch"] == 32 and s["seq"] == 128 for s in specs)
+
+
+def test_plan_quick_is_tiny_only(cp):
+    specs = cp.plan(list(cp.BENCHMARKS), args(quick=True, runs=2), "/d")
+    assert {s["preset"] for s in specs} <= {"tiny", None}
+    assert {s["runs"] for s in specs if s["bench"] == "forward"} == {2}
+
+
+def test_forward_table_ratios_against_best_peer_and_mfu(cp):
+    records = [
+        record("forward", "tiny", "ours", graph=ok(110.0, library_default="graph"), xla=ok(90.0, library_default="graph")),
+        record("forward", "tiny", "hf", eager=ok(100.0), compile={"error": "RuntimeError: no compiler"}),
+        record("forward", "tiny", "kerashub", graph=ok(80.0), xla=ok(95.0)),
+        record("forward", "base", "ours", graph=ok(2.0, library_default="xla"), xla=ok(3.0, library_default="xla")),
+        record("forward", "base", "hf", eager=ok(2.9), compile=ok(2.8)),
+        record("forward", "base", "kerashub", graph=ok(2.4), xla=ok(2.7)),
+    ]
+    acceptance = []
+    table = cp.throughput_table("forward", records, cp.index(records), 70e9, acceptance)
+    tiny, base = table.splitlines()[2:4]
+    assert "| error |" in tiny                                  # HF compile failed, the row goes on
+    assert "110.0 (graph)" in tiny and "HF eager: 100.0" in tiny and "1.10× ✓ (≥1.05)" in tiny
+    assert "3.00 (xla)" in base and "1.03× ✓ (≥0.98)" in base
+    mfu = 3.0 * cp.common.forward_flops("base", 128) / 70e9   # ~96%
+    assert f"{mfu:.0%} ✓ (≥90%)" in base
+    assert [a["passed"] for a in acceptance] == [True, True, True]
+
+
+def test_pretrain_two_bars_and_missing_peer(cp):
+    records = [
+        record("pretrain", "tiny", "ours", graph=ok(50.0, library_default="graph"), xla=ok(60.0, library_default="graph")),
+        record("pretrain", "tiny", "hf", eager=ok(44.0), compile=ok(48.0)),
+        record("pretrain", "tiny", "kerashub", graph={"error": "timeout after 10 s"}, xla={"error": "timeout"}),
+    ]
+    acceptance = []
+    row = cp.throughput_table("pretrain", records, cp.index(records), None, acceptance).splitlines()[2]
+    assert "HF compile: 48.0" in row and "1.04× ✗ (≥1.1)" in row and "n/a (≥1.3)" in row
+    assert [(a["against"], a["passed"]) for a in acceptance] == [("HF", False), ("KerasHub graph", None)]
+
+
+def test_report_serving_overhead_tokenize_notes_and_busy_warning(cp):
+    level = {"p50_ms": 2.0, "p99_ms": 4.0, "calls_per_s": 400.0, "calls": 10}
+    served = {k: dict(level, p50_ms=2.2) for k in ("b1_c1", "b1_c8", "b32_c1")}
+    bare = {k: dict(level) for k in ("b1_c1", "b1_c8", "b32_c1")}
+    tok = dict(tokens=100, megabytes=0.5)
+    records = [
+        record("serving", "tiny", "ours", savedmodel=served, bare=bare),
+        record("serving", "tiny", "kerashub", savedmodel={"error": "ValueError: cannot export"}),
+        record("tokenize", None, "ours", default=ok(1000.0, **tok)),
+        record("tokenize", None, "hf", fast=ok(100.0, **dict(tok, tokens=101))),
+    ]
+    records[0]["background_cpu"] = 0.5
+    text, acceptance = cp.report(records, machine())
+    assert "warning: other processes used up to 50%" in text
+    assert "overhead at tiny, b1_c1 p50 (ours savedmodel vs bare): +10% ✓" in text
+    assert "| KerasHub savedmodel | error |" in text
+    assert "10.00× ✓ (≥5.0)" in text and "0.50 MB/s" in text
+    assert "warning: token counts differ" in text
+    assert sum(a["passed"] for a in acceptance) == len(acceptance) == 3
+
+
+def test_ratio_and_number_formatting(cp):
+    assert cp.ratio_cell(None, 1.0, 2.0) == ("n/a", None, None)
+    assert cp.ratio_cell(3.0, 1.0, None) == ("3.00×", 3.0, None)
+    assert cp.ratio_cell(1.0, 1.0, 1.3)[0] == "1.00× ✗"
+    assert [cp.fmt(v) for v in (None, 2.346, 45.67, 12345.6)] == ["error", "2.35", "45.7", "12,346"]
+
+
+def test_percentile_matches_numpy_linear(cp):
+    np = pytest.importorskip("numpy")
+    values = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0]
+    for q in (0, 50, 99, 100):
+        assert cp.common.percentile(values, q) == pytest.approx(np.percentile(values, q))
