@@ -148,7 +148,8 @@ def closed_loop(make_call, requests: list, concurrency: int, seconds: float, min
 def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> dict:
     """The serving benchmark's measurements for one `make_call` (see `closed_loop`).
 
-    `b1_c{N}`: one sentence per call, N concurrent callers; `b{B}_c1`: B sentences per call, one caller.
+    `b1_c{N}`: one sentence per call, N concurrent callers; `b{B}_c1`: B sentences per call, one caller; each
+    with p50/p99 latency, calls/s and texts/s. `value` (the headline) is the b1_c1 p50 in ms.
     A request is a list of texts, or `prepare(list of texts)` when given (done before any timing: the bare
     model's pre-packed inputs).
     """
@@ -161,7 +162,9 @@ def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> di
         warm(request)
     out = {f"b1_c{c}": closed_loop(make_call, singles, c, seconds) for c in spec["concurrency"]}
     out[f"b{batch}_c1"] = closed_loop(make_call, batches, 1, seconds)
-    return out
+    for level, stats in out.items():
+        stats["texts_per_s"] = stats["calls_per_s"] * (batch if level.startswith(f"b{batch}_") else 1)
+    return {**out, "value": out["b1_c1"]["p50_ms"]}
 
 
 # ---------------------------------------------------------------------------------------------------- results

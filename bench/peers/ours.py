@@ -71,7 +71,10 @@ def pretrain(spec, mode):
 
 
 def compile_default_then(model, mode, optimizer, **compile_args) -> str:
-    """Compiles `model` as a user would (no jit_compile) to read `library_default`, then in `mode`; returns the former."""
+    """Compiles `model` as a user would (no jit_compile), notes `library_default`, recompiles it in `mode`.
+
+    Returns the library's default mode.
+    """
     model.compile(optimizer=optimizer(), **compile_args)
     default = library_default(model)
     model.compile(optimizer=optimizer(), jit_compile=JIT[mode], **compile_args)
@@ -100,7 +103,8 @@ def finetune(spec, mode):
     timer = common.epoch_timer()
     model.fit(dataset, epochs=spec["warmup_epochs"] + spec["runs"], verbose=0, callbacks=[timer])
     lengths = [int(x["input_word_ids"].shape[1]) for x, _ in dataset]
-    return {**common.median_rate(count, timer.times[spec["warmup_epochs"]:]), "warmup_s": sum(timer.times[:spec["warmup_epochs"]]),
+    warmup = spec["warmup_epochs"]
+    return {**common.median_rate(count, timer.times[warmup:]), "warmup_s": sum(timer.times[:warmup]),
             "mean_padded_length": sum(lengths) / len(lengths), "library_default": default}
 
 

@@ -55,7 +55,8 @@ def test_plan_quick_is_tiny_only(cp):
 
 def test_forward_table_ratios_against_best_peer_and_mfu(cp):
     records = [
-        record("forward", "tiny", "ours", graph=ok(110.0, library_default="graph"), xla=ok(90.0, library_default="graph")),
+        record("forward", "tiny", "ours", graph=ok(110.0, library_default="graph"),
+               xla=ok(90.0, library_default="graph")),
         record("forward", "tiny", "hf", eager=ok(100.0), compile={"error": "RuntimeError: no compiler"}),
         record("forward", "tiny", "kerashub", graph=ok(80.0), xla=ok(95.0)),
         record("forward", "base", "ours", graph=ok(2.0, library_default="xla"), xla=ok(3.0, library_default="xla")),
@@ -75,7 +76,8 @@ def test_forward_table_ratios_against_best_peer_and_mfu(cp):
 
 def test_pretrain_two_bars_and_missing_peer(cp):
     records = [
-        record("pretrain", "tiny", "ours", graph=ok(50.0, library_default="graph"), xla=ok(60.0, library_default="graph")),
+        record("pretrain", "tiny", "ours", graph=ok(50.0, library_default="graph"),
+               xla=ok(60.0, library_default="graph")),
         record("pretrain", "tiny", "hf", eager=ok(44.0), compile=ok(48.0)),
         record("pretrain", "tiny", "kerashub", graph={"error": "timeout after 10 s"}, xla={"error": "timeout"}),
     ]
@@ -86,7 +88,7 @@ def test_pretrain_two_bars_and_missing_peer(cp):
 
 
 def test_report_serving_overhead_tokenize_notes_and_busy_warning(cp):
-    level = {"p50_ms": 2.0, "p99_ms": 4.0, "calls_per_s": 400.0, "calls": 10}
+    level = {"p50_ms": 2.0, "p99_ms": 4.0, "calls_per_s": 400.0, "texts_per_s": 400.0, "calls": 10}
     served = {k: dict(level, p50_ms=2.2) for k in ("b1_c1", "b1_c8", "b32_c1")}
     bare = {k: dict(level) for k in ("b1_c1", "b1_c8", "b32_c1")}
     tok = dict(tokens=100, megabytes=0.5)
