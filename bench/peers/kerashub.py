@@ -112,13 +112,13 @@ def serving(spec, mode):
     """In process; "savedmodel" first exports TextServing (errors recorded) and serves the loaded copy."""
     data = common.load_json(spec["data"])
     module = TextServing(text_classifier(spec["preset"], data["vocab"]))
-    serve = module.serve
-    if mode == "savedmodel":
-        path = os.path.join(tempfile.mkdtemp(prefix="kerashub_serving_"), "1")
-        tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
-        serve = tf.saved_model.load(path).signatures["serving_default"]
-    result = common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
-                                    data["sample"], spec)
+    with tempfile.TemporaryDirectory(prefix="kerashub_serving_") as path:
+        serve = module.serve
+        if mode == "savedmodel":
+            tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+        result = common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
+                                        data["sample"], spec)
     return {**result, "sequence_length": module.classifier.preprocessor.sequence_length}
 
 

@@ -129,12 +129,13 @@ def serving(spec, mode):
     model = kbl.build_classifier(config(spec["preset"], vocab_size=len(vocab)), num_classes=2)
     if mode == "savedmodel":
         task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
-        path = export_saved_model(model, task, vocab, tempfile.mkdtemp(prefix="kbl_serving_"))
-        import tensorflow_text  # noqa: F401  (the default tokenizer variant's ops)
+        with tempfile.TemporaryDirectory(prefix="kbl_serving_") as base_path:
+            path = export_saved_model(model, task, vocab, base_path)
+            import tensorflow_text  # noqa: F401  (the default tokenizer variant's ops)
 
-        serve = tf.saved_model.load(path).signatures["serving_default"]
-        return common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
-                                      data["sample"], spec)
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+            return common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
+                                          data["sample"], spec)
     tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(128, vocab=vocab, dynamic=True)
     signature = {name: tf.TensorSpec([None, None], tf.int32) for name in kbl.models.INPUT_NAMES}
     bare = tf.function(lambda inputs: model(inputs, training=False), input_signature=[signature])
