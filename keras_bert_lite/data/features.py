@@ -1,0 +1,68 @@
+"""Text -> batches of encoder inputs for fine-tuning, with the library's in-graph tokenizer and packer.
+
+Texts are tokenised once, in large batches, by `BertTokenizer` (the same op graph the exported models run);
+each epoch then shuffles the token ids, batches them ragged and packs each batch with `BertPacker(dynamic=True)`,
+which pads to the batch's longest sequence rounded up to a multiple of 8. No Python runs per example.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+TOKENIZE_CHUNK = 4096
+
+
+def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -> tf.RaggedTensor:
+    """Token ids of `texts`: int32 RaggedTensor `[len(texts), (tokens)]`, each row cut to `max_tokens`.
+
+    Cutting to `max_tokens` (>= seq_length) never changes what `BertPacker` keeps, single or paired.
+    """
+    fn = _tokenize_fn(tokenizer)
+    parts = [fn(tf.constant(texts[i:i + TOKENIZE_CHUNK], tf.string)) for i in range(0, len(texts), TOKENIZE_CHUNK)]
+    if not parts:
+        return tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), tf.zeros([0], tf.int64))
+    ids = tf.concat(parts, axis=0)
+    return ids[:, :max_tokens] if max_tokens else ids
+
+
+def _tokenize_fn(tokenizer):
+    fn = getattr(tokenizer, "_kbl_tokenize_fn", None)
+    if fn is None:
+        fn = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
+        tokenizer._kbl_tokenize_fn = fn
+    return fn
+
+
+def length_order(*segments: tf.RaggedTensor) -> np.ndarray:
+    """Example indices sorted by total token count (evaluation batches with little padding)."""
+    lengths = sum(s.row_lengths().numpy() for s in segments)
+    return np.argsort(lengths, kind="stable")
+
+
+def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
+                   shuffle_seed: int | None = None, order: np.ndarray | None = None) -> tf.data.Dataset:
+    """Batches of `(encoder inputs, labels)` from one or two tokenised segments.
+
+    Args:
+        segments: (first,) or (first, second), int RaggedTensor `[n, (tokens)]`.
+        labels: array-like `[n, ...]` (int class ids, float scores, ...), or None for zeros (unlabeled test).
+        packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8).
+        batch_size: examples per batch.
+        shuffle_seed: shuffle (again each epoch) with this seed; None keeps the order.
+        order: evaluate in this order of examples (e.g. `length_order`); the caller un-permutes outputs.
+
+    Returns:
+        A `tf.data.Dataset` of (dict of int32 `[b, seq]`, labels `[b, ...]`), prefetched.
+    """
+    n = int(segments[0].nrows())
+    labels = np.zeros([n], np.int32) if labels is None else np.asarray(labels)
+    if order is not None:
+        segments = tuple(tf.gather(s, order) for s in segments)
+        labels = labels[order]
+    dataset = tf.data.Dataset.from_tensor_slices((segments, labels))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(max(n, 1), seed=shuffle_seed, reshuffle_each_iteration=True)
+    dataset = dataset.ragged_batch(batch_size)
+    dataset = dataset.map(lambda s, y: (packer(*s), y), num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)
