@@ -1,0 +1,93 @@
+"""Hugging Face transformers fine-tuning of a BERT directory on a CSV (text,label) split: the reference side of
+bench/finetune_vs_hf.py. Runs in the transformers venv (torch), prints one JSON line.
+
+    bench/.venvs/hf/bin/python bench/hf_finetune.py --init DIR --train_file train.csv --dev_file dev.csv --seed 1
+
+Same recipe as tasks/run_glue.py: BertForSequenceClassification (pooled [CLS] -> dropout 0.1 -> dense), AdamW
+(eps 1e-6, weight decay 0.01 except biases and LayerNorm), linear warmup over 10% then linear decay to 0, gradient
+clipping at global norm 1.0, shuffled batches padded to the batch's longest rounded up to a multiple of 8, the
+texts tokenised once up front, dev accuracy after every epoch.
+"""
+
+import argparse
+import csv
+import json
+import time
+
+import torch
+from transformers import BertForSequenceClassification, BertTokenizerFast, DataCollatorWithPadding
+
+
+def read_csv(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [r["text"] for r in rows], [r["label"] for r in rows]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--init", required=True)
+    p.add_argument("--train_file", required=True)
+    p.add_argument("--dev_file", required=True)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--learning_rate", type=float, default=2e-5)
+    p.add_argument("--warmup_proportion", type=float, default=0.1)
+    p.add_argument("--weight_decay", type=float, default=0.01)
+    p.add_argument("--seq_length", type=int, default=128)
+    args = p.parse_args()
+
+    torch.manual_seed(args.seed)
+    tokenizer = BertTokenizerFast.from_pretrained(args.init)
+    train_texts, train_labels = read_csv(args.train_file)
+    dev_texts, dev_labels = read_csv(args.dev_file)
+    names = sorted(set(train_labels))
+    label_id = {n: i for i, n in enumerate(names)}
+
+    def features(texts, labels):
+        encoded = tokenizer(texts, truncation=True, max_length=args.seq_length)
+        return [{"input_ids": ids, "attention_mask": mask, "labels": label_id[label]}
+                for ids, mask, label in zip(encoded["input_ids"], encoded["attention_mask"], labels)]
+
+    train, dev = features(train_texts, train_labels), features(dev_texts, dev_labels)
+    collate = DataCollatorWithPadding(tokenizer, pad_to_multiple_of=8)
+    generator = torch.Generator().manual_seed(args.seed)
+    train_loader = torch.utils.data.DataLoader(train, batch_size=args.batch_size, shuffle=True, collate_fn=collate,
+                                               generator=generator)
+    dev_loader = torch.utils.data.DataLoader(dev, batch_size=64, collate_fn=collate)
+
+    model = BertForSequenceClassification.from_pretrained(args.init, num_labels=len(names))
+    decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
+    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=args.learning_rate, eps=1e-6)
+    total = len(train_loader) * args.epochs
+    warmup = int(total * args.warmup_proportion)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: step / max(1, warmup) if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
+
+    epochs = []
+    for _ in range(args.epochs):
+        model.train()
+        start = time.perf_counter()
+        for batch in train_loader:
+            loss = model(**batch).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            schedule.step()
+            optimizer.zero_grad()
+        seconds = time.perf_counter() - start
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for batch in dev_loader:
+                labels = batch.pop("labels")
+                correct += int((model(**batch).logits.argmax(-1) == labels).sum())
+        epochs.append({"accuracy": correct / len(dev), "train_seconds": seconds})
+    print("RESULT " + json.dumps({"epochs": epochs, "torch_threads": torch.get_num_threads()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
