@@ -35,34 +35,53 @@ def _tokenize_fn(tokenizer):
 
 
 def length_order(*segments: tf.RaggedTensor) -> np.ndarray:
-    """Example indices sorted by total token count (evaluation batches with little padding)."""
-    lengths = sum(s.row_lengths().numpy() for s in segments)
-    return np.argsort(lengths, kind="stable")
+    """Example indices sorted by token count (evaluation batches with little padding).
+
+    Args:
+        segments: int RaggedTensors `[n, (tokens)]`, or `[n, choices, (tokens)]` (the longest choice counts).
+    """
+    def lengths(s):
+        counts = s.row_lengths(axis=s.ragged_rank)
+        while counts.shape.rank > 1:
+            counts = tf.reduce_max(counts, axis=-1)
+        return np.asarray(counts)
+    return np.argsort(sum(lengths(s) for s in segments), kind="stable")
 
 
 def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
-                   shuffle_seed: int | None = None, order: np.ndarray | None = None) -> tf.data.Dataset:
+                   shuffle_seed: int | None = None, order: np.ndarray | None = None,
+                   pack_labels=None) -> tf.data.Dataset:
     """Batches of `(encoder inputs, labels)` from one or two tokenised segments.
 
     Args:
         segments: (first,) or (first, second), int RaggedTensor `[n, (tokens)]`.
-        labels: array-like `[n, ...]` (int class ids, float scores, ...), or None for zeros (unlabeled test).
+        labels: array-like `[n, ...]` (int class ids, float scores, ...), a dict of them, an int RaggedTensor
+            `[n, (tokens)]` (with `pack_labels`), or None for zeros (unlabeled test).
         packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8).
         batch_size: examples per batch.
         shuffle_seed: shuffle (again each epoch) with this seed; None keeps the order.
         order: evaluate in this order of examples (e.g. `length_order`); the caller un-permutes outputs.
+        pack_labels: `(packed inputs, batch of labels) -> labels` run after packing (token labels).
 
     Returns:
         A `tf.data.Dataset` of (dict of int32 `[b, seq]`, labels `[b, ...]`), prefetched.
     """
     n = int(segments[0].nrows())
-    labels = np.zeros([n], np.int32) if labels is None else np.asarray(labels)
+    if labels is None:
+        labels = np.zeros([n], np.int32)
+    elif not isinstance(labels, tf.RaggedTensor):
+        labels = tf.nest.map_structure(np.asarray, labels)
     if order is not None:
         segments = tuple(tf.gather(s, order) for s in segments)
-        labels = labels[order]
+        labels = tf.nest.map_structure(lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor)
+                                       else y[order], labels, expand_composites=False)
     dataset = tf.data.Dataset.from_tensor_slices((segments, labels))
     if shuffle_seed is not None:
         dataset = dataset.shuffle(max(n, 1), seed=shuffle_seed, reshuffle_each_iteration=True)
     dataset = dataset.ragged_batch(batch_size)
-    dataset = dataset.map(lambda s, y: (packer(*s), y), num_parallel_calls=tf.data.AUTOTUNE)
+
+    def pack(s, y):
+        inputs = packer(*s)
+        return inputs, (pack_labels(inputs, y) if pack_labels else y)
+    dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -69,8 +69,12 @@ def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> N
     model.add_argument("--config", default="", help="train from scratch: a BertConfig JSON (ours, "
                        "bert_config.json or HF config.json)")
     model.add_argument("--vocab", default="", help="vocab.txt or tokenizer.json (default: beside --init)")
-    model.add_argument("--cased", dest="lower_case", action="store_false", help="cased vocabulary: keep case "
-                       "and accents")
+    if defaults.lower_case:
+        model.add_argument("--cased", dest="lower_case", action="store_false", help="cased vocabulary: keep "
+                           "case and accents")
+    else:
+        model.add_argument("--uncased", dest="lower_case", action="store_true", help="uncased vocabulary "
+                           "(lower-case, strip accents)")
     model.add_argument("--seq_length", type=int, default=defaults.seq_length,
                        help="longest packed sequence; batches are padded only to their longest")
     train = parser.add_argument_group("training")
