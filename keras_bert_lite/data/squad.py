@@ -18,6 +18,7 @@ import json
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_lite.data.features import tokenize_fn
 from keras_bert_lite.data.records import DataError
 
 
@@ -96,7 +97,7 @@ def load_tfds(version: str, split: str, data_dir: str | None = None) -> list[Squ
 
 
 def _tokenize(tokenizer, texts):
-    fn = tf.function(tokenizer.tokenize_with_offsets, input_signature=[tf.TensorSpec([None], tf.string)])
+    fn = tokenize_fn(tokenizer, with_offsets=True)
     ids, starts, ends = [], [], []
     for begin in range(0, len(texts), 2048):
         out = fn(tf.constant(texts[begin:begin + 2048]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -139,6 +140,20 @@ def find_vocab(job: FinetuneJob) -> str:
     raise SystemExit("--vocab is required (no vocab.txt or tokenizer.json beside --init).")
 
 
+def text_pipeline(vocab_path: str, lower_case: bool):
+    """(Vocab, BertTokenizer) for a vocabulary file, reused by later runs in the same process (the demo, tests:
+    building and tracing a tokenizer takes seconds)."""
+    return _text_pipeline(os.path.abspath(vocab_path), os.path.getmtime(vocab_path), lower_case)
+
+
+@functools.lru_cache(maxsize=4)
+def _text_pipeline(vocab_path: str, mtime: float, lower_case: bool):
+    from keras_bert_lite.text import BertTokenizer, Vocab
+
+    vocab = Vocab.from_file(vocab_path)
+    return vocab, BertTokenizer(vocab, lower_case=lower_case)
+
+
 class FinetuneTask:
     """What a runner supplies to `run_finetuning`. Subclasses set the attributes and implement the methods.
 
@@ -192,7 +207,6 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     import keras
     import tensorflow as tf
 
-    from keras_bert_lite.text import BertTokenizer, Vocab
     from keras_bert_lite.training.distribute import resolve_strategy
     from keras_bert_lite.utils.files import atomic_write_text
 
@@ -204,8 +218,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     if job.mixed_precision != "none":
         keras.mixed_precision.set_global_policy({"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}[
             job.mixed_precision])
-    vocab = Vocab.from_file(find_vocab(job))
-    tokenizer = BertTokenizer(vocab, lower_case=job.lower_case)
+    vocab, tokenizer = text_pipeline(find_vocab(job), job.lower_case)
     task = make_task(tokenizer, vocab)
     os.makedirs(job.model_dir, exist_ok=True)
     atomic_write_text(os.path.join(job.model_dir, "flags.json"),
@@ -253,7 +266,7 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
     total_steps = steps_per_epoch * job.epochs
     with strategy.scope():
         if job.init:
-            encoder = load_encoder(job.init)
+            encoder = load_encoder(_encoder_path(job.init))
         else:
             config = (BertConfig.from_json(job.config) if job.config else
                       BertConfig.from_preset(job.preset, vocab_size=len(vocab)))
@@ -286,6 +299,13 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
               "train_seconds_per_epoch": best.epoch_seconds}
     atomic_write_text(os.path.join(out_dir, "metrics.json"), json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _encoder_path(init: str) -> str:
+    """--init as `load_encoder` takes it: our pretraining model_dir means its encoder.keras."""
+    if os.path.isdir(init) and os.path.exists(os.path.join(init, "encoder.keras")):
+        return os.path.join(init, "encoder.keras")
+    return init
 
 
 def make_predictor(model, jit_compile: bool = False):
