@@ -161,7 +161,8 @@ def main():
     atomic_write_text(args.out, json.dumps(report, indent=2) + "\n")
 
     print(f"\n{'':24}{'keras_bert_lite':>20}{'HF transformers':>20}")
-    for key, label in (("best_epoch_accuracy", "dev acc (best epoch)"), ("last_epoch_accuracy", "dev acc (last epoch)")):
+    for key, label in (("best_epoch_accuracy", "dev acc (best epoch)"),
+                       ("last_epoch_accuracy", "dev acc (last epoch)")):
         cells = [f"{100 * summary[s][key]['mean']:.2f} ± {100 * summary[s][key]['std']:.2f}" for s in ("ours", "hf")]
         print(f"{label:24}{cells[0]:>20}{cells[1]:>20}")
     for key, label in (("median_epoch_seconds", "s/epoch (median)"),

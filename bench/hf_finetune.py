@@ -4,7 +4,8 @@ bench/finetune_vs_hf.py. Runs in the transformers venv (torch), prints one JSON 
     bench/.venvs/hf/bin/python bench/hf_finetune.py --init DIR --train_file train.csv --dev_file dev.csv --seed 1
 
 Same recipe as tasks/run_glue.py: BertForSequenceClassification (pooled [CLS] -> dropout 0.1 -> dense), AdamW
-(eps 1e-6, weight decay 0.01 except biases and LayerNorm), linear warmup over 10% then linear decay to 0, gradient
+(eps 1e-6, weight decay 0.01 except biases and LayerNorm), google-research/bert's learning-rate schedule (linear
+warmup over 10%, linear decay to 0 over all steps), gradient
 clipping at global norm 1.0, shuffled batches padded to the batch's longest rounded up to a multiple of 8, the
 texts tokenised once up front, dev accuracy after every epoch.
 """
@@ -64,8 +65,10 @@ def main():
                                    {"params": no_decay, "weight_decay": 0.0}], lr=args.learning_rate, eps=1e-6)
     total = len(train_loader) * args.epochs
     warmup = int(total * args.warmup_proportion)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: step / max(1, warmup) if step < warmup else max(0.0, (total - step) / max(1, total - warmup)))
+    # google-research/bert's schedule, as ours (WarmupLinearDecay): linear warmup, and a linear decay that runs
+    # over [0, total] from step 0 (not from the end of warmup as transformers' get_linear_schedule_with_warmup).
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: step / warmup if step < warmup
+                                                 else max(0.0, 1.0 - step / total))
 
     epochs = []
     for _ in range(args.epochs):

@@ -15,8 +15,8 @@ logger = logging.getLogger(__name__)
 
 class BestDevCheckpoint(keras.callbacks.Callback):
     """After every epoch: computes dev metrics, logs them (and to TensorBoard under `log_dir/dev`), and when
-    `main_metric` improves saves the model (weights and architecture, no optimizer state) atomically to `path`. At the end of training the best epoch's
-    weights are put back into the model.
+    `main_metric` improves saves the model (architecture and weights, no optimizer state) atomically to `path`.
+    At the end of training the best epoch's weights are put back into the model.
 
     Args:
         evaluate: `() -> dict of dev metrics` for the model's current weights.

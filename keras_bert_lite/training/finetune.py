@@ -101,7 +101,7 @@ def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> N
 
 def job_from_args(job_class, args: argparse.Namespace):
     """Builds a job dataclass from parsed arguments (normalising --seed/--seeds)."""
-    values = vars(args)
+    values = dict(vars(args))
     seeds = values.pop("seeds")
     if seeds is None:
         seeds = (0,)
@@ -292,8 +292,8 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
     best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, os.path.join(out_dir, "model.keras"),
                              os.path.join(out_dir, "logs"))
     callbacks = [keras.callbacks.TensorBoard(os.path.join(out_dir, "logs")), best]
-    model.fit(task.train_dataset(job.batch_size, seed), epochs=job.epochs, callbacks=callbacks,
-              verbose=1 if job.verbose else 2)
+    model.fit(task.train_dataset(job.batch_size, seed), epochs=job.epochs, callbacks=callbacks, shuffle=False,
+              verbose=1 if job.verbose else 2)   # the dataset shuffles itself, with the seed
     task.write_predictions(predict, out_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
     result = {"metrics": best.best_metrics, "best_epoch": best.best_epoch, "epochs": best.history,
               "train_seconds_per_epoch": best.epoch_seconds}

@@ -16,7 +16,7 @@ Your own data (TSV, CSV or JSONL with a header / keys):
 
 labels are the sorted distinct values of the training labels (or `--labels a,b,c`); `--task_type regression`
 fits numeric labels. Dev metrics: accuracy (+ F1 and MCC for two classes, macro F1 for more); Pearson,
-Spearman and -MSE for regression. `--test_file` adds test_predictions.tsv.
+Spearman and neg_mse (minus the mean squared error) for regression. `--test_file` adds test_predictions.tsv.
 
 Paper defaults: batch 32, 3 epochs, learning rate 2e-5, 10% warmup, weight decay 0.01, the best dev epoch kept.
 See keras_bert_lite/training/finetune.py for the files written.
@@ -159,7 +159,7 @@ def _custom_parts(job: GlueJob) -> dict:
     tests = {"test_predictions.tsv": load(job.test_file, False)} if job.test_file else {}
     if job.task_type == "regression":
         return dict(train=train, train_targets=float_labels(train), devs={"": (dev, float_labels(dev))},
-                    tests=tests, label_names=None, metrics=("pearson", "spearman", "mse"))
+                    tests=tests, label_names=None, metrics=("pearson", "spearman", "neg_mse"))
     label_names = [n.strip() for n in job.labels.split(",")] if job.labels else sorted_labels(train)
     if len(label_names) < 2:
         raise SystemExit(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at least "

@@ -14,7 +14,8 @@ from keras_bert_lite.utils.files import atomic_write_text
 
 METRICS = {
     "accuracy": M.accuracy, "f1": M.binary_f1, "macro_f1": M.macro_f1, "matthews_corrcoef": M.matthews_corrcoef,
-    "pearson": M.pearson, "spearman": M.spearman, "mse": lambda y, p: -float(np.mean((np.asarray(y) - p) ** 2)),
+    "pearson": M.pearson, "spearman": M.spearman,
+    "neg_mse": lambda y, p: -float(np.mean((np.asarray(y) - p) ** 2)),   # negated: higher is better
 }
 
 
@@ -37,7 +38,7 @@ class SentenceTask(FinetuneTask):
         devs: {suffix: (examples, targets)}; metric names get "_<suffix>" for a non-empty suffix.
         tests: {file name: examples} to predict (unlabeled).
         label_names: class names in id order; None for regression.
-        metrics: metric names (keys of METRICS; "mse" is reported negated); the first is the main metric.
+        metrics: metric names (keys of METRICS); the first, higher is better, is the main metric.
         text_fields: task.json text fields.
         submission: `(file name, ids, predicted ids or scores) -> file text` for test files (GLUE), or None for
             `id\\tprediction` lines with label names.

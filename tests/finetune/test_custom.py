@@ -73,7 +73,7 @@ def test_custom_jsonl_pair_regression_with_the_python_api(tiny_init, tmp_path):
                   dev_file=str(tmp_path / "dev.jsonl"), text_a="premise", text_b="hypothesis", label="score",
                   task_type="regression", epochs=1, batch_size=8, seq_length=32, verbose=False)
     summary = run(job)
-    assert set(summary["metrics"]) == {"pearson", "spearman", "mse"} and summary["metrics"]["mse"] < 0
+    assert set(summary["metrics"]) == {"pearson", "spearman", "neg_mse"} and summary["metrics"]["neg_mse"] < 0
     info = json.loads((tmp_path / "run" / "task.json").read_text())
     assert info["task_type"] == "regression" and info["text_fields"] == ["text", "text_b"] and "labels" not in info
     rows = read_tsv(tmp_path / "run" / "dev_predictions.tsv")

@@ -39,7 +39,7 @@ def test_read_conll_and_errors(tmp_path):
     with pytest.raises(DataError, match=rf"{bad}:2: 'rejects' has one column"):
         ner.read_conll(str(bad))
     assert ner.read_conll(str(bad), skip_bad_rows=True).words == [["EU"]]
-    with pytest.raises(DataError, match=r"a.txt:3: unknown tag 'B-ORG' in this sentence; the known tags .* are \['O'\]"):
+    with pytest.raises(DataError, match=r"a.txt:3: unknown tag 'B-ORG' in this sentence; the known tags .* \['O'\]"):
         ner.encode_tags(data, ["O"])
 
 
