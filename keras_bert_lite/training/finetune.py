@@ -90,7 +90,8 @@ def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> N
     seeds.add_argument("--seed", type=int, dest="seeds", default=None, help="random seed (default 0)")
     seeds.add_argument("--seeds", default=None, help="comma-separated seeds, e.g. 1,2,3: one run each, "
                        "metrics as mean ± std")
-    train.add_argument("--strategy", choices=("auto", "cpu", "mirrored", "tpu"), default=defaults.strategy)
+    train.add_argument("--strategy", choices=("auto", "cpu", "mirrored", "multi_worker", "tpu"),
+                       default=defaults.strategy, help="multi_worker is rejected: see the module docstring")
     train.add_argument("--tpu", default="", help="TPU name or grpc:// address for --strategy tpu")
     train.add_argument("--mixed_precision", choices=("none", "bf16", "fp16"), default=defaults.mixed_precision)
     train.add_argument("--xla", action="store_true", help="XLA-compile the training and prediction steps")
@@ -210,11 +211,15 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     from keras_bert_lite.training.distribute import resolve_strategy
     from keras_bert_lite.utils.files import atomic_write_text
 
+    multi_worker = ("Fine-tuning runs on one machine: Keras 3's model.fit crashes under "
+                    "MultiWorkerMirroredStrategy (keras-team/keras#20585), and fine-tuning data sets are small. Use "
+                    "--strategy mirrored (all local GPUs) or --strategy tpu{}.")
+    if job.strategy == "multi_worker":
+        raise SystemExit(multi_worker.format(""))
     strategy = resolve_strategy(job.strategy, job.tpu)
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        raise SystemExit("TF_CONFIG lists several workers, but fine-tuning runs on one machine: Keras 3's "
-                         "model.fit crashes under MultiWorkerMirroredStrategy (keras-team/keras#20585). Unset "
-                         "TF_CONFIG and use --strategy mirrored (all local GPUs) or --strategy tpu.")
+        raise SystemExit(multi_worker.format(", and unset TF_CONFIG (it lists several workers, so --strategy "
+                                             "auto chose multi_worker)"))
     if job.mixed_precision != "none":
         keras.mixed_precision.set_global_policy({"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}[
             job.mixed_precision])
