@@ -7,7 +7,8 @@ optimizer, `model.fit` with a progress bar, TensorBoard and a best-dev checkpoin
 Files in `--model_dir` (the contract with the exporter), all written atomically:
     model.keras    the full task model of the best dev epoch (for several seeds: of the best seed)
     vocab.txt      the vocabulary
-    task.json      {"task_type", "labels", "lower_case", "seq_length", "text_fields", "num_choices"?, ...}
+    task.json      {"task_type", "lower_case", "seq_length", "text_fields", "labels"?, "num_choices"?} (exactly the
+                   exporter's TaskSpec fields; runner settings such as SQuAD's doc_stride are in flags.json)
     metrics.json   dev metrics (per seed, mean and std over seeds, the best epoch)
     *predictions*  dev predictions and test predictions / submission files
     logs/          TensorBoard (train/validation scalars and the dev metrics per epoch)

@@ -73,7 +73,7 @@ class NerTask(FinetuneTask):
         self.train_size = len(train)
 
     def task_info(self) -> dict:
-        return {"labels": self.tag_names, "text_fields": ["text"], "label_scheme": "first_subword"}
+        return {"labels": self.tag_names, "text_fields": ["text"]}
 
     def build_model(self, encoder):
         from keras_bert_lite.models import build_token_classifier

@@ -76,9 +76,9 @@ class SquadTask(FinetuneTask):
         self.answers = {e.qid: [text for text, _ in e.answers] for e in dev}
 
     def task_info(self) -> dict:
-        job = self.job
-        return {"text_fields": ["text", "text_b"], "version": job.version, "doc_stride": job.doc_stride,
-                "max_query_length": job.max_query_length, "max_answer_length": job.max_answer_length}
+        # Exactly the exporter's TaskSpec fields: text = question, text_b = context. The window and answer
+        # settings are in flags.json.
+        return {"text_fields": ["text", "text_b"]}
 
     def build_model(self, encoder):
         from keras_bert_lite.models import build_span_labeler
