@@ -111,7 +111,7 @@ def test_unknown_label_and_missing_column_errors(tiny_init, tmp_path):
         run(parse_args(base + ["--dev_file", dev]))
     with pytest.raises(DataError, match=r"train.csv: no column 'sentence'; the columns are \['review', 'stars'\]"):
         run(parse_args(base + ["--dev_file", dev, "--text_b", "sentence"]))
-    with pytest.raises(DataError, match=r"dev.csv:2: unknown label 'neg'; the known labels are \['pos', 'x'\]"):
+    with pytest.raises(DataError, match=r"train.csv:2: unknown label 'neg'; the known labels are \['pos', 'x'\]"):
         run(parse_args(base + ["--dev_file", dev, "--labels", "pos,x"]))
     with pytest.raises(SystemExit, match="--dev_file is required"):
         run(parse_args(base))
