@@ -1,0 +1,95 @@
+"""Text -> batches of encoder inputs for fine-tuning, with the library's in-graph tokenizer and packer.
+
+Texts are tokenised once, in large batches, by `BertTokenizer` (the same op graph the exported models run);
+each epoch then shuffles the token ids, batches them ragged and packs each batch with `BertPacker(dynamic=True)`,
+which pads to the batch's longest sequence rounded up to a multiple of 8. No Python runs per example.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import tensorflow as tf
+
+TOKENIZE_CHUNK = 4096
+
+
+def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -> tf.RaggedTensor:
+    """Token ids of `texts`: int32 RaggedTensor `[len(texts), (tokens)]`, each row cut to `max_tokens`.
+
+    Cutting to `max_tokens` (>= seq_length) never changes what `BertPacker` keeps, single or paired.
+    """
+    fn = tokenize_fn(tokenizer)
+    parts = [fn(tf.constant(texts[i:i + TOKENIZE_CHUNK], tf.string)) for i in range(0, len(texts), TOKENIZE_CHUNK)]
+    if not parts:
+        return tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), tf.zeros([0], tf.int64))
+    ids = tf.concat(parts, axis=0)
+    return ids[:, :max_tokens] if max_tokens else ids
+
+
+_TRACED = weakref.WeakKeyDictionary()
+
+
+def tokenize_fn(tokenizer, with_offsets: bool = False):
+    """`tokenizer.tokenize` (or `tokenize_with_offsets`) as a tf.function over tf.string `[batch]`, traced once
+    per tokenizer (the tokenizer is graph code: no autograph needed)."""
+    functions = _TRACED.setdefault(tokenizer, {})
+    if with_offsets not in functions:
+        method = tokenizer.tokenize_with_offsets if with_offsets else tokenizer.tokenize
+        functions[with_offsets] = tf.function(method, input_signature=[tf.TensorSpec([None], tf.string)],
+                                              autograph=False)
+    return functions[with_offsets]
+
+
+def length_order(*segments: tf.RaggedTensor) -> np.ndarray:
+    """Example indices sorted by token count (evaluation batches with little padding).
+
+    Args:
+        segments: int RaggedTensors `[n, (tokens)]`, or `[n, choices, (tokens)]` (the longest choice counts).
+    """
+    def lengths(s):
+        counts = s.row_lengths(axis=s.ragged_rank)
+        while counts.shape.rank > 1:
+            counts = tf.reduce_max(counts, axis=-1)
+        return np.asarray(counts)
+    return np.argsort(sum(lengths(s) for s in segments), kind="stable")
+
+
+def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
+                   shuffle_seed: int | None = None, order: np.ndarray | None = None,
+                   pack_labels=None) -> tf.data.Dataset:
+    """Batches of `(encoder inputs, labels)` from one or two tokenised segments.
+
+    Args:
+        segments: (first,) or (first, second), int RaggedTensor `[n, (tokens)]`.
+        labels: array-like `[n, ...]` (int class ids, float scores, ...), a dict of them, an int RaggedTensor
+            `[n, (tokens)]` (with `pack_labels`), or None for zeros (unlabeled test).
+        packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8).
+        batch_size: examples per batch.
+        shuffle_seed: shuffle (again each epoch) with this seed; None keeps the order.
+        order: evaluate in this order of examples (e.g. `length_order`); the caller un-permutes outputs.
+        pack_labels: `(packed inputs, batch of labels) -> labels` run after packing (token labels).
+
+    Returns:
+        A `tf.data.Dataset` of (dict of int32 `[b, seq]`, labels `[b, ...]`), prefetched.
+    """
+    n = int(segments[0].nrows())
+    if labels is None:
+        labels = np.zeros([n], np.int32)
+    elif not isinstance(labels, tf.RaggedTensor):
+        labels = tf.nest.map_structure(np.asarray, labels)
+    if order is not None:
+        segments = tuple(tf.gather(s, order) for s in segments)
+        labels = tf.nest.map_structure(lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor)
+                                       else y[order], labels, expand_composites=False)
+    dataset = tf.data.Dataset.from_tensor_slices((segments, labels))
+    if shuffle_seed is not None:
+        dataset = dataset.shuffle(max(n, 1), seed=shuffle_seed, reshuffle_each_iteration=True)
+    dataset = dataset.ragged_batch(batch_size)
+
+    def pack(s, y):
+        inputs = packer(*s)
+        return inputs, (pack_labels(inputs, y) if pack_labels else y)
+    dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,153 @@
+"""Named-entity data: CoNLL-2003 files or tfds `conll2003`, and first-subword token labels.
+
+Words are joined by single spaces and tokenised once by the in-graph `BertTokenizer.tokenize_with_offsets`; a
+NumPy step maps each token's byte offset to its word (`np.searchsorted` over the words' start offsets). The
+first WordPiece of a word carries the word's label, every other piece (and [CLS], [SEP], padding) the label
+IGNORE, which the loss and the metrics skip (the paper's NER set-up, Sec. 5.3).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert_lite.data.features import tokenize_fn
+from keras_bert_lite.data.records import DataError
+
+IGNORE = -100
+
+
+@dataclasses.dataclass
+class TaggedSentences:
+    """Sentences of words with one tag per word (tags None for unlabeled data).
+
+    Attributes:
+        words: list of word lists.
+        tags: list of tag lists (strings), or None.
+        lines: first line of each sentence in `source` (None for tfds).
+        source: where the sentences came from.
+    """
+
+    words: list
+    tags: list | None
+    lines: list | None
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
+    """Reads a CoNLL-2003 file: `word POS chunk TAG` per line (the word first, the tag last, at least two
+    columns), a blank line between sentences, `-DOCSTART-` lines ignored.
+
+    Raises:
+        DataError: "path:line: ..." for a line with a single column (unless skip_bad_rows).
+    """
+    sentences, tags, lines, bad = [], [], [], []
+    words, labels, first = [], [], None
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(list(f) + [""], 1):
+            fields = line.split()
+            if not fields or fields[0] == "-DOCSTART-":
+                if words:
+                    sentences.append(words), tags.append(labels), lines.append(first)
+                words, labels, first = [], [], None
+                continue
+            if len(fields) < 2:
+                bad.append(f"{path}:{number}: {line.strip()!r} has one column; a CoNLL line is `word ... TAG` "
+                           "(the word first, the entity tag last), sentences separated by blank lines.")
+                continue
+            words.append(fields[0])
+            labels.append(fields[-1])
+            first = first or number
+    if bad and not skip_bad_rows:
+        raise DataError(bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+    if not sentences:
+        raise DataError(f"{path}: no sentences found; expected CoNLL-2003 lines `word POS chunk TAG`.")
+    return TaggedSentences(sentences, tags, lines, path)
+
+
+def load_tfds(split: str, data_dir: str | None = None) -> TaggedSentences:
+    """tfds `conll2003` (IOB2 tags) as TaggedSentences."""
+    import tensorflow_datasets as tfds
+
+    builder = tfds.builder("conll2003", data_dir=data_dir)
+    names = builder.info.features["ner"].feature.names
+    words, tags = [], []
+    for example in tfds.as_numpy(builder.as_dataset(split=split) if builder.is_prepared() else
+                                 tfds.load("conll2003", split=split, data_dir=data_dir)):
+        words.append([w.decode("utf-8") for w in example["tokens"]])
+        tags.append([names[int(t)] for t in example["ner"]])
+    return TaggedSentences(words, tags, None, f"tfds conll2003:{split}")
+
+
+def tag_names(sentences: TaggedSentences) -> list[str]:
+    """Sorted distinct tags, "O" first."""
+    found = {t for tags in sentences.tags for t in tags}
+    return sorted(found, key=lambda t: (t != "O", t))
+
+
+def encode_tags(sentences: TaggedSentences, names: list[str]) -> list[np.ndarray]:
+    """Tag ids per sentence. Raises DataError for a tag not in `names` (naming the line and the known tags)."""
+    index = {n: i for i, n in enumerate(names)}
+    encoded = []
+    for s, tags in enumerate(sentences.tags):
+        unknown = [t for t in tags if t not in index]
+        if unknown:
+            where = f"{sentences.source}:{sentences.lines[s]}" if sentences.lines else f"{sentences.source} #{s}"
+            raise DataError(f"{where}: unknown tag {unknown[0]!r} in this sentence; the known tags (from the "
+                            f"training data) are {names}.")
+        encoded.append(np.array([index[t] for t in tags], np.int32))
+    return encoded
+
+
+def tokenize_words(tokenizer, sentences: TaggedSentences, max_tokens: int):
+    """Tokenises the sentences (words joined by spaces) in the graph and finds each token's word.
+
+    Returns:
+        (ids int32 RaggedTensor `[n, (tokens)]`, word index of each token as a list of int arrays, first-piece
+        flags as a list of bool arrays); rows cut to `max_tokens`.
+    """
+    texts = [" ".join(words) for words in sentences.words]
+    fn = tokenize_fn(tokenizer, with_offsets=True)
+    ids, word_of, first = [], [], []
+    for begin in range(0, len(texts), 4096):
+        chunk = texts[begin:begin + 4096]
+        out = fn(tf.constant(chunk))
+        starts = out.starts.to_list()
+        for j, row in enumerate(out.ids.to_list()):
+            words = sentences.words[begin + j]
+            word_starts = np.cumsum([0] + [len(w.encode("utf-8")) + 1 for w in words[:-1]])
+            index = np.searchsorted(word_starts, np.asarray(starts[j], np.int64), side="right") - 1
+            is_first = np.r_[True, index[1:] != index[:-1]] if len(index) else np.zeros(0, bool)
+            ids.append(row[:max_tokens])
+            word_of.append(index[:max_tokens])
+            first.append(is_first[:max_tokens])
+    return tf.ragged.constant(ids, dtype=tf.int32, ragged_rank=1) if ids else None, word_of, first
+
+
+def token_labels(word_of: list, first: list, word_tags: list) -> tf.RaggedTensor:
+    """Per-token labels: the word's tag id on its first piece, IGNORE elsewhere. int32 `[n, (tokens)]`."""
+    rows = [np.where(f, tags[w], IGNORE).astype(np.int32) if len(w) else np.zeros(0, np.int32)
+            for w, f, tags in zip(word_of, first, word_tags)]
+    return tf.RaggedTensor.from_row_lengths(np.concatenate(rows) if rows else np.zeros(0, np.int32),
+                                            [len(r) for r in rows])
+
+
+def pack_token_labels(inputs: dict, labels: tf.RaggedTensor) -> tf.Tensor:
+    """Aligns a batch of token labels with `BertPacker` output: IGNORE at [CLS], [SEP] and padding.
+
+    Args:
+        inputs: the packed batch (its `input_word_ids` gives the padded shape).
+        labels: int RaggedTensor `[b, (tokens)]`, already cut to seq_length - 2.
+
+    Returns:
+        int32 `[b, seq]`.
+    """
+    labels = tf.cast(labels, tf.int32)
+    edge = tf.fill([labels.nrows(), 1], IGNORE)
+    packed = tf.concat([edge, labels, edge], axis=1)
+    return packed.to_tensor(default_value=IGNORE, shape=tf.shape(inputs["input_word_ids"]))

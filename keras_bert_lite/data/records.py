@@ -1,0 +1,132 @@
+"""Rows of TSV, CSV and JSONL files, with errors that name the file and line and say how to fix them.
+
+    rows, skipped = read_records("train.tsv")                  # [Record(line=2, values={"sentence": ..., ...})]
+    (texts, labels), _ = select_columns(rows, "train.tsv", ["sentence", "label"])   # or an error listing columns
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import logging
+import os
+import sys
+
+logger = logging.getLogger(__name__)
+
+FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
+
+
+class DataError(ValueError):
+    """Bad input data; the message names the file (and line or field) and the fix."""
+
+
+@dataclasses.dataclass
+class Record:
+    """One row: its 1-based line number in the file and its values by column name."""
+
+    line: int
+    values: dict
+
+
+def file_format(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in FORMATS:
+        raise DataError(f"{path}: unknown file type {ext!r}; use .tsv, .csv or .jsonl (one JSON object per line).")
+    return FORMATS[ext]
+
+
+def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: bool = False,
+                 quoting: bool = True) -> tuple[list[Record], int]:
+    """Reads a TSV/CSV file with a header line (or the given `header`), or a JSONL file.
+
+    Args:
+        path: the file; its extension picks the format (.tsv/.txt, .csv, .jsonl/.json).
+        header: column names for a TSV/CSV file without a header line (GLUE's CoLA).
+        skip_bad_rows: skip (and count) malformed rows instead of raising.
+        quoting: TSV only: honour double quotes (False for the GLUE files, whose text has unbalanced quotes).
+
+    Returns:
+        (records, number of malformed rows skipped).
+
+    Raises:
+        DataError: "path:line: ..." for a malformed row (unless skip_bad_rows).
+    """
+    fmt = file_format(path)
+    if not os.path.exists(path):
+        raise DataError(f"{path}: no such file.")
+    records, bad = [], []
+    with open(path, encoding="utf-8", newline="") as f:
+        if fmt == "jsonl":
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    values = json.loads(line)
+                except json.JSONDecodeError as error:
+                    bad.append(f"{path}:{number}: not valid JSON ({error.msg}); each line must be one JSON object.")
+                    continue
+                if not isinstance(values, dict):
+                    bad.append(f"{path}:{number}: a JSON {type(values).__name__}, not an object "
+                               '{"column": value, ...}.')
+                    continue
+                records.append(Record(number, values))
+        else:
+            csv.field_size_limit(sys.maxsize)
+            options = {"delimiter": "\t"} if fmt == "tsv" else {}
+            if fmt == "tsv" and not quoting:
+                options["quoting"] = csv.QUOTE_NONE
+            reader = csv.reader(f, **options)
+            names = header
+            if names is None:
+                names = next(reader, None)
+                if names is None:
+                    raise DataError(f"{path}: the file is empty; it needs a header line naming the columns.")
+            line = reader.line_num
+            for row in reader:
+                number, line = line + 1, reader.line_num   # a quoted CSV field may span lines: report the first
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                if len(row) != len(names):
+                    bad.append(f"{path}:{number}: {len(row)} fields, but the header has {len(names)} "
+                               f"({', '.join(names)}); fix the row (an unescaped delimiter or quote?) or pass "
+                               "--skip_bad_rows.")
+                    continue
+                records.append(Record(number, dict(zip(names, row))))
+    if bad and not skip_bad_rows:
+        more = f" (and {len(bad) - 1} more malformed rows)" if len(bad) > 1 else ""
+        raise DataError(bad[0] + more)
+    if bad:
+        logger.warning("%s: skipped %d malformed rows (--skip_bad_rows), e.g. %s", path, len(bad), bad[0])
+    return records, len(bad)
+
+
+def select_columns(records: list[Record], path: str, names: list[str], *,
+                   skip_bad_rows: bool = False) -> tuple[list[list], int]:
+    """The values of the columns `names`, one list per name in row order.
+
+    Returns:
+        (columns, number of rows skipped for lacking a field; JSONL rows only, with skip_bad_rows).
+
+    Raises:
+        DataError: a column is absent from the file (listing the columns found), or from one JSONL row
+            ("path:line: ...", unless skip_bad_rows).
+    """
+    found = sorted({key for r in records[:1000] for key in r.values})
+    for name in names:
+        if records and all(name not in r.values for r in records):
+            raise DataError(f"{path}: no column {name!r}; the columns are {found}. Pass the right column name "
+                            "(--text_a, --text_b, --label).")
+    columns, skipped = [[] for _ in names], 0
+    for r in records:
+        missing = [name for name in names if name not in r.values]
+        if missing:
+            if not skip_bad_rows:
+                raise DataError(f"{path}:{r.line}: no field {missing[0]!r} in this row; its fields are "
+                                f"{sorted(r.values)}. Fix the row or pass --skip_bad_rows.")
+            skipped += 1
+            continue
+        for column, name in zip(columns, names):
+            column.append(r.values[name])
+    return columns, skipped

@@ -1,0 +1,121 @@
+"""Sentence and sentence-pair examples (GLUE and users' own data) from TSV, CSV or JSONL files.
+
+    data = read_sentence_file("train.csv", text_a="review", label="stars")
+    label_names = sorted_labels(data)             # or the user's --labels
+    ids = encode_labels(data, label_names)        # int class ids; errors name file:line and the known labels
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from keras_bert_lite.data.records import DataError, read_records, select_columns
+
+
+@dataclasses.dataclass
+class SentenceData:
+    """Examples of a classification/regression task on one text or a text pair.
+
+    Attributes:
+        text_a: the first texts.
+        text_b: the second texts, or None for single-text tasks.
+        labels: raw label values as read (strings, or numbers from JSONL/tfds), or None (unlabeled).
+        ids: example ids for prediction files (an id column, tfds `idx`, or the row number).
+        lines: the line of each example in `source`, for error messages (None for tfds data).
+        source: the file or dataset the examples came from.
+        skipped: malformed rows skipped (--skip_bad_rows).
+    """
+
+    text_a: list
+    text_b: list | None
+    labels: list | None
+    ids: list
+    lines: list | None
+    source: str
+    skipped: int = 0
+
+    def __len__(self) -> int:
+        return len(self.text_a)
+
+
+def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str = "", id_column: str = "",
+                       header: list[str] | None = None, quoting: bool = True,
+                       skip_bad_rows: bool = False) -> SentenceData:
+    """Reads examples from a TSV/CSV (with a header line, or `header`) or JSONL file.
+
+    Args:
+        path: the file.
+        text_a, text_b: column names of the text(s); text_b "" for single-text tasks.
+        label: the label column; "" for unlabeled data (a test set).
+        id_column: column of example ids for prediction files; "" numbers the examples 0, 1, ...
+        header: column names of a TSV/CSV without a header line.
+        quoting: TSV only: honour double quotes (False for GLUE's TSVs).
+        skip_bad_rows: skip and count malformed rows instead of raising.
+
+    Raises:
+        DataError: malformed row (path:line), a missing column (listing the columns found).
+    """
+    records, skipped = read_records(path, header=header, skip_bad_rows=skip_bad_rows, quoting=quoting)
+    names = [n for n in (text_a, text_b, label, id_column) if n]
+    columns, missing = select_columns(records, path, names, skip_bad_rows=skip_bad_rows)
+    if not columns[0]:
+        raise DataError(f"{path}: no examples found (after {skipped + missing} malformed rows were skipped).")
+    values = dict(zip(names, columns))
+    kept = [r.line for r in records if all(n in r.values for n in names)]
+    for name in names[:2 if text_b else 1]:
+        for line, text in zip(kept, values[name]):
+            if not isinstance(text, str):
+                raise DataError(f"{path}:{line}: field {name!r} is {text!r}, not text.")
+    return SentenceData(
+        text_a=values[text_a], text_b=values[text_b] if text_b else None,
+        labels=values[label] if label else None,
+        ids=values[id_column] if id_column else list(range(len(kept))),
+        lines=kept, source=path, skipped=skipped + missing)
+
+
+def _where(data: SentenceData, i: int) -> str:
+    return f"{data.source}:{data.lines[i]}" if data.lines else f"{data.source} example {i}"
+
+
+def sorted_labels(data: SentenceData) -> list[str]:
+    """The distinct labels of the (training) data as strings, sorted (numerically if all are integers)."""
+    names = {str(v) for v in data.labels}
+    try:
+        return sorted(names, key=int)
+    except ValueError:
+        return sorted(names)
+
+
+def encode_labels(data: SentenceData, label_names: list[str]) -> np.ndarray:
+    """Class ids int32 `[n]`: the position of each example's label in `label_names`.
+
+    Raises:
+        DataError: a label not in `label_names`, naming the file:line and listing the known labels.
+    """
+    index = {name: i for i, name in enumerate(label_names)}
+    ids = np.empty(len(data), np.int32)
+    for i, value in enumerate(data.labels):
+        key = str(value)
+        if key not in index:
+            raise DataError(f"{_where(data, i)}: unknown label {key!r}; the known labels are {label_names} (from "
+                            "the training data or --labels). Fix the label, or add it to --labels.")
+        ids[i] = index[key]
+    return ids
+
+
+def float_labels(data: SentenceData) -> np.ndarray:
+    """Regression targets float32 `[n]`.
+
+    Raises:
+        DataError: a label that is not a number, naming the file:line.
+    """
+    scores = np.empty(len(data), np.float32)
+    for i, value in enumerate(data.labels):
+        try:
+            scores[i] = float(value)
+        except (TypeError, ValueError):
+            raise DataError(f"{_where(data, i)}: label {value!r} is not a number; a regression task "
+                            "(--task_type regression) needs numeric labels.") from None
+    return scores

@@ -1,0 +1,242 @@
+"""SQuAD v1.1 / v2.0: examples from the official JSON files or tfds `squad/v1.1|v2.0`, document windows
+(doc_stride), and n-best answer extraction with the v2 null-score threshold.
+
+Questions and contexts are tokenised once, in batches, by the in-graph `BertTokenizer.tokenize_with_offsets`
+(byte offsets into the context); a NumPy/Python step cuts each context into windows of
+`seq_length - len(question) - 3` tokens every `doc_stride` tokens (google-research/bert's `run_squad.py`),
+maps the answer's character span to token positions, and records each window token's byte span, so that a
+predicted span is the exact substring of the context. Each window is packed by `BertPacker` as
+`[CLS] question [SEP] window [SEP]`.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert_lite.data.features import tokenize_fn
+from keras_bert_lite.data.records import DataError
+
+
+@dataclasses.dataclass
+class SquadExample:
+    qid: str
+    question: str
+    context: str
+    answers: list          # [(text, char_start)], empty for unanswerable (v2)
+    is_impossible: bool = False
+
+
+@dataclasses.dataclass
+class Windows:
+    """Document windows of all examples (one row per window).
+
+    Attributes:
+        question_ids, context_ids: int32 RaggedTensor `[w, (tokens)]` (the question, the window's context).
+        example: int `[w]` the example each window belongs to.
+        offset: int `[w]` position of the window's first context token in the packed sequence (len(q) + 2).
+        byte_spans: per window, int `[tokens, 2]` byte start/end in the context of each window token.
+        max_context: per window, bool `[tokens]` whether this window is the token's best (most central) one.
+        start, end: int `[w]` target positions in the packed sequence (0 = [CLS]: no answer in the window, as
+            google-research/bert trains windows that miss the answer).
+    """
+
+    question_ids: tf.RaggedTensor
+    context_ids: tf.RaggedTensor
+    example: np.ndarray
+    offset: np.ndarray
+    byte_spans: list
+    max_context: list
+    start: np.ndarray
+    end: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.example)
+
+
+def read_squad_json(path: str) -> list[SquadExample]:
+    """Examples of an official SQuAD JSON file ({"data": [{"paragraphs": [{"context", "qas": [...]}]}]})."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)["data"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise DataError(f"{path}: not a SQuAD JSON file ({error}); expected {{\"data\": [{{\"paragraphs\": "
+                        "[{\"context\": ..., \"qas\": [{\"id\", \"question\", \"answers\": [{\"text\", "
+                        "\"answer_start\"}]}]}]}]}.") from None
+    examples = []
+    for a, article in enumerate(data):
+        for p, paragraph in enumerate(article.get("paragraphs", [])):
+            for q, qa in enumerate(paragraph.get("qas", [])):
+                where = f"{path}: data[{a}].paragraphs[{p}].qas[{q}]"
+                missing = [k for k in ("id", "question") if k not in qa]
+                if "context" not in paragraph or missing:
+                    raise DataError(f"{where}: missing field {(missing or ['context'])[0]!r}.")
+                answers = [(x["text"], int(x["answer_start"])) for x in qa.get("answers", [])]
+                impossible = bool(qa.get("is_impossible", False))
+                for text, start in answers:
+                    if paragraph["context"][start:start + len(text)] != text:
+                        raise DataError(f"{where}: answer {text!r} is not at answer_start {start} of the context.")
+                examples.append(SquadExample(qa["id"], qa["question"], paragraph["context"], answers, impossible))
+    return examples
+
+
+def load_tfds(version: str, split: str, data_dir: str | None = None) -> list[SquadExample]:
+    """Examples of tfds `squad/v1.1` or `squad/v2.0` (`split`: train or validation)."""
+    import tensorflow_datasets as tfds
+
+    examples = []
+    for ex in tfds.as_numpy(tfds.load(f"squad/v{version}", split=split, data_dir=data_dir)):
+        answers = [(t.decode("utf-8"), int(s)) for t, s in zip(ex["answers"]["text"], ex["answers"]["answer_start"])]
+        examples.append(SquadExample(ex["id"].decode("utf-8"), ex["question"].decode("utf-8"),
+                                     ex["context"].decode("utf-8"), answers, bool(ex.get("is_impossible", False))))
+    return examples
+
+
+def _tokenize(tokenizer, texts):
+    fn = tokenize_fn(tokenizer, with_offsets=True)
+    ids, starts, ends = [], [], []
+    for begin in range(0, len(texts), 2048):
+        out = fn(tf.constant(texts[begin:begin + 2048]))
+        ids += out.ids.to_list()
+        starts += out.starts.to_list()
+        ends += out.ends.to_list()
+    return ids, starts, ends
+
+
+def make_windows(examples: list[SquadExample], tokenizer, seq_length: int, doc_stride: int,
+                 max_query_length: int, training: bool) -> Windows:
+    """Cuts every example's context into overlapping windows; for training, finds the answer's positions."""
+    if seq_length - max_query_length - 3 < 1:
+        raise ValueError(f"--seq_length {seq_length} leaves no room for the context after --max_query_length "
+                         f"{max_query_length} and 3 special tokens.")
+    question_ids = [q[:max_query_length] for q in _tokenize(tokenizer, [e.question for e in examples])[0]]
+    context_ids, starts, ends = _tokenize(tokenizer, [e.context for e in examples])
+    rows = collections.defaultdict(list)
+    byte_spans, max_context = [], []
+    for i, example in enumerate(examples):
+        q, ids = question_ids[i], context_ids[i]
+        spans = np.stack([np.asarray(starts[i], np.int64), np.asarray(ends[i], np.int64)], axis=-1).reshape(-1, 2)
+        answer = None
+        if training and example.answers and not example.is_impossible:
+            text, char_start = example.answers[0]
+            byte_start = len(example.context[:char_start].encode("utf-8"))
+            byte_end = byte_start + len(text.encode("utf-8"))
+            inside = np.flatnonzero((spans[:, 1] > byte_start) & (spans[:, 0] < byte_end))
+            if len(inside):
+                answer = (inside[0], inside[-1])
+        room = seq_length - len(q) - 3
+        windows, start = [], 0
+        while True:
+            length = min(room, len(ids) - start)
+            windows.append((start, length))
+            if start + length >= len(ids):
+                break
+            start += min(length, doc_stride)
+        for w, (start, length) in enumerate(windows):
+            offset = len(q) + 2
+            target = (0, 0)
+            if answer is not None and start <= answer[0] and answer[1] < start + length:
+                target = (answer[0] - start + offset, answer[1] - start + offset)
+            rows["question_ids"].append(q)
+            rows["context_ids"].append(ids[start:start + length])
+            rows["example"].append(i)
+            rows["offset"].append(offset)
+            rows["start"].append(target[0])
+            rows["end"].append(target[1])
+            byte_spans.append(spans[start:start + length])
+            max_context.append(np.array([_is_max_context(windows, w, start + k) for k in range(length)], bool))
+    return Windows(
+        question_ids=tf.ragged.constant(rows["question_ids"], tf.int32, ragged_rank=1),
+        context_ids=tf.ragged.constant(rows["context_ids"], tf.int32, ragged_rank=1),
+        example=np.asarray(rows["example"], np.int64), offset=np.asarray(rows["offset"], np.int64),
+        byte_spans=byte_spans, max_context=max_context,
+        start=np.asarray(rows["start"], np.int32), end=np.asarray(rows["end"], np.int32))
+
+
+def _is_max_context(windows, current: int, position: int) -> bool:
+    """google-research/bert's `_check_is_max_context`: the window where the token has the most context
+    (min of left and right context, plus 0.01 x window length) scores it."""
+    best_score, best = None, None
+    for w, (start, length) in enumerate(windows):
+        end = start + length - 1
+        if position < start or position > end:
+            continue
+        score = min(position - start, end - position) + 0.01 * length
+        if best_score is None or score > best_score:
+            best_score, best = score, w
+    return best == current
+
+
+def extract_answers(examples: list[SquadExample], windows: Windows, start_logits: list, end_logits: list, *,
+                    n_best_size: int = 20, max_answer_length: int = 30, version_2: bool = False,
+                    null_score_diff_threshold: float = 0.0):
+    """Best answer text per question from the windows' logits.
+
+    Args:
+        examples, windows: as made by `make_windows` (training=False).
+        start_logits, end_logits: per window, float `[packed length]` (padding may follow).
+        n_best_size: start and end candidates per window, and answers kept per question.
+        max_answer_length: the longest answer in tokens.
+        version_2: allow "no answer" (SQuAD v2): predicted when the null score ([CLS] start + end, the
+            lowest over the windows) exceeds the best span's score by more than `null_score_diff_threshold`.
+
+    Returns:
+        (predictions {qid: text}, n-best {qid: [{"text", "probability", "start_logit", "end_logit"}]},
+         null-odds {qid: null score - best span score} (v2; empty for v1.1)).
+    """
+    by_example = collections.defaultdict(list)
+    for w, e in enumerate(windows.example):
+        by_example[int(e)].append(w)
+    predictions, nbest_json, null_odds = {}, {}, {}
+    for e, example in enumerate(examples):
+        context = example.context.encode("utf-8")
+        candidates, null_score = [], None
+        for w in by_example.get(e, []):
+            s, t = np.asarray(start_logits[w]), np.asarray(end_logits[w])
+            offset, length = int(windows.offset[w]), len(windows.byte_spans[w])
+            null = float(s[0] + t[0])
+            null_score = null if null_score is None else min(null_score, null)
+            region_s, region_t = s[offset:offset + length], t[offset:offset + length]
+            top_s = np.argsort(-region_s, kind="stable")[:n_best_size]
+            top_t = np.argsort(-region_t, kind="stable")[:n_best_size]
+            for i in top_s:
+                if not windows.max_context[w][i]:
+                    continue
+                for j in top_t:
+                    if j < i or j - i + 1 > max_answer_length:
+                        continue
+                    spans = windows.byte_spans[w]
+                    text = context[spans[i, 0]:spans[j, 1]].decode("utf-8", errors="replace")
+                    candidates.append((float(region_s[i] + region_t[j]), text, float(region_s[i]),
+                                       float(region_t[j])))
+        candidates.sort(key=lambda c: -c[0])
+        seen, best = set(), []
+        for candidate in candidates:
+            if candidate[1] not in seen:
+                seen.add(candidate[1])
+                best.append(candidate)
+            if len(best) == n_best_size:
+                break
+        if version_2 and null_score is not None:
+            best.append((null_score, "", null_score, 0.0))
+            best.sort(key=lambda c: -c[0])
+        if not best:
+            best = [(0.0, "", 0.0, 0.0)]
+        scores = np.array([c[0] for c in best])
+        probabilities = np.exp(scores - scores.max())
+        probabilities /= probabilities.sum()
+        nbest_json[example.qid] = [{"text": c[1], "probability": float(p), "start_logit": c[2], "end_logit": c[3]}
+                                   for c, p in zip(best, probabilities)]
+        non_null = [c for c in best if c[1]]
+        if not version_2:
+            predictions[example.qid] = non_null[0][1] if non_null else ""
+            continue
+        best_span = non_null[0][0] if non_null else -np.inf
+        null_odds[example.qid] = float(null_score - best_span) if null_score is not None else 0.0
+        predictions[example.qid] = ("" if not non_null or null_odds[example.qid] > null_score_diff_threshold
+                                    else non_null[0][1])
+    return predictions, nbest_json, null_odds

@@ -1,0 +1,214 @@
+"""Sentence (pair) classification and regression: GLUE, or your own data. Behind `tasks/run_glue.py`.
+
+GLUE (data from tensorflow-datasets `glue/<task>`, or `--data_dir` with the original GLUE TSV files):
+
+    python tasks/run_glue.py --task mrpc --init uncased_L-12_H-768_A-12 --model_dir runs/mrpc --seeds 1,2,3
+
+reports the published dev metrics (CoLA: Matthews corr.; STS-B: Pearson, Spearman; MRPC, QQP: F1, accuracy;
+MNLI: accuracy matched and mismatched; the others accuracy) and writes the gluebenchmark.com submission file(s)
+(CoLA.tsv, ..., MNLI-m.tsv, MNLI-mm.tsv; a MNLI run also writes AX.tsv when the AX data is there, or later:
+`--task ax --init runs/mnli --model_dir runs/mnli`).
+
+Your own data (TSV, CSV or JSONL with a header / keys):
+
+    python tasks/run_glue.py --train_file train.csv --dev_file dev.csv --text_a review --label stars \\
+        --init runs/pretrain --model_dir runs/reviews
+
+labels are the sorted distinct values of the training labels (or `--labels a,b,c`); `--task_type regression`
+fits numeric labels. Dev metrics: accuracy (+ F1 and MCC for two classes, macro F1 for more); Pearson,
+Spearman and neg_mse (minus the mean squared error) for regression. `--test_file` adds test_predictions.tsv.
+
+Paper defaults: batch 32, 3 epochs, learning rate 2e-5, 10% warmup, weight decay 0.01, the best dev epoch kept.
+See keras_bert_lite/training/finetune.py for the files written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import sys
+
+from keras_bert_lite.training.finetune import FinetuneJob, add_common_args, job_from_args, run_finetuning
+
+logger = logging.getLogger("keras_bert_lite.run_glue")
+
+
+@dataclasses.dataclass
+class GlueJob(FinetuneJob):
+    """Settings of a GLUE or custom-data run (the CLI flags)."""
+
+    task: str = ""
+    data_dir: str = ""
+    train_file: str = ""
+    dev_file: str = ""
+    test_file: str = ""
+    text_a: str = "text"
+    text_b: str = ""
+    label: str = "label"
+    id_column: str = ""
+    labels: str = ""
+    task_type: str = "classification"
+
+
+def parse_args(argv=None) -> GlueJob:
+    defaults = GlueJob()
+    p = argparse.ArgumentParser(description="Fine-tune BERT on GLUE or on your own sentence (pair) "
+                                "classification/regression data.",
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    glue = p.add_argument_group("GLUE")
+    glue.add_argument("--task", default="", help="cola|sst2|mrpc|stsb|qqp|mnli|qnli|rte|wnli|ax (ax: predict "
+                      "AX.tsv with the MNLI model in --init)")
+    glue.add_argument("--data_dir", default="", help="the task's GLUE TSV files (default: tensorflow-datasets "
+                      "glue/<task>)")
+    own = p.add_argument_group("your own data")
+    own.add_argument("--train_file", default="", help=".tsv, .csv (with a header line) or .jsonl")
+    own.add_argument("--dev_file", default="")
+    own.add_argument("--test_file", default="", help="optional: unlabeled examples to predict")
+    own.add_argument("--text_a", default=defaults.text_a, help="column of the (first) text")
+    own.add_argument("--text_b", default="", help="column of the second text of a pair task")
+    own.add_argument("--label", default=defaults.label, help="column of the label")
+    own.add_argument("--id_column", default="", help="column of example ids for prediction files (default: "
+                     "the row number)")
+    own.add_argument("--labels", default="", help="comma-separated label names in id order (default: the "
+                     "sorted distinct training labels)")
+    own.add_argument("--task_type", choices=("classification", "regression"), default=defaults.task_type)
+    add_common_args(p, defaults)
+    return job_from_args(GlueJob, p.parse_args(argv))
+
+
+def _validate(job: GlueJob) -> None:
+    if bool(job.task) == bool(job.train_file):
+        raise SystemExit("Give either --task (GLUE) or --train_file and --dev_file (your own data).")
+    if job.train_file and not job.dev_file:
+        raise SystemExit("--dev_file is required with --train_file (it picks the best epoch and gives the metrics).")
+    if job.task and (job.dev_file or job.test_file):
+        raise SystemExit("--dev_file/--test_file are for your own data; GLUE data comes from tfds or --data_dir.")
+
+
+def run(job: GlueJob) -> dict:
+    """Fine-tunes (once per seed) and returns the metrics.json content (`["metrics"]`: the dev metrics)."""
+    _validate(job)
+    if job.task == "ax":
+        return predict_ax(job)
+    return run_finetuning(job, lambda tokenizer, vocab: make_task(job, tokenizer, vocab))
+
+
+def make_task(job: GlueJob, tokenizer, vocab):
+    """The `SentenceTask` of a GLUE task or of the user's files (data read and tokenised here)."""
+    from keras_bert_lite.text import BertPacker
+    from keras_bert_lite.training.sentence_task import SentenceTask
+
+    packer = BertPacker(job.seq_length, vocab, dynamic=True)
+    if job.task:
+        return SentenceTask(tokenizer, packer, **_glue_parts(job))
+    return SentenceTask(tokenizer, packer, **_custom_parts(job))
+
+
+def _glue_parts(job: GlueJob) -> dict:
+    from keras_bert_lite.data import glue
+    from keras_bert_lite.data.sentences import encode_labels, float_labels
+
+    task = glue.glue_task(job.task)
+
+    def load(split, file, labeled, which=task):
+        if job.data_dir:
+            return glue.load_tsv(which, job.data_dir, file, labeled, job.skip_bad_rows)
+        return glue.load_tfds(which, split)
+
+    def targets(data):
+        return float_labels(data) if task.is_regression else encode_labels(data, list(task.submission_labels))
+
+    train = load("train", "train.tsv", True)
+    devs = {suffix: (data, targets(data)) for suffix, (split, file) in task.dev.items()
+            for data in [load(split, file, True)]}
+    tests, submissions = {}, {}
+    for name, (split, file) in task.test.items():
+        if job.data_dir and not os.path.exists(os.path.join(job.data_dir, file)):
+            logger.warning("%s: not found; no %s written.", os.path.join(job.data_dir, file), name)
+            continue
+        tests[name], submissions[name] = load(split, file, False), task
+    if task.name == "mnli" and _ax_available(job):
+        ax = glue.TASKS["ax"]
+        tests["AX.tsv"], submissions["AX.tsv"] = load("test", "diagnostic.tsv", False, ax), ax
+    return dict(train=train, train_targets=targets(train), devs=devs, tests=tests,
+                label_names=None if task.is_regression else task.label_names, metrics=task.metrics,
+                submission=lambda name, ids, predicted: glue.submission_text(submissions[name], ids, predicted))
+
+
+def _ax_available(job: GlueJob) -> bool:
+    if job.data_dir:
+        return os.path.exists(os.path.join(job.data_dir, "diagnostic.tsv"))
+    import tensorflow_datasets as tfds
+    try:
+        return tfds.builder("glue/ax").is_prepared()
+    except Exception:  # noqa: BLE001 - no tfds data dir, unreadable metadata: no AX file, nothing else changes
+        return False
+
+
+def _custom_parts(job: GlueJob) -> dict:
+    from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
+
+    def load(path, labeled):
+        return read_sentence_file(path, text_a=job.text_a, text_b=job.text_b, label=job.label if labeled else "",
+                                  id_column=job.id_column, skip_bad_rows=job.skip_bad_rows)
+
+    train, dev = load(job.train_file, True), load(job.dev_file, True)
+    tests = {"test_predictions.tsv": load(job.test_file, False)} if job.test_file else {}
+    if job.task_type == "regression":
+        return dict(train=train, train_targets=float_labels(train), devs={"": (dev, float_labels(dev))},
+                    tests=tests, label_names=None, metrics=("pearson", "spearman", "neg_mse"))
+    label_names = [n.strip() for n in job.labels.split(",")] if job.labels else sorted_labels(train)
+    if len(label_names) < 2:
+        raise SystemExit(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at least "
+                         "two (or pass --labels a,b,... / --task_type regression).")
+    metrics = ("accuracy", "f1", "matthews_corrcoef") if len(label_names) == 2 else ("accuracy", "macro_f1")
+    return dict(train=train, train_targets=encode_labels(train, label_names),
+                devs={"": (dev, encode_labels(dev, label_names))}, tests=tests, label_names=label_names,
+                metrics=metrics)
+
+
+def predict_ax(job: GlueJob) -> dict:
+    """Writes AX.tsv into --model_dir with the fine-tuned MNLI model in --init (a model_dir or model.keras)."""
+    import keras
+
+    from keras_bert_lite.data import glue
+    from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+    from keras_bert_lite.training.finetune import find_vocab, make_predictor
+    from keras_bert_lite.training.sentence_task import SentenceTask
+
+    directory = job.init if os.path.isdir(job.init) else os.path.dirname(job.init)
+    model_path = job.init if job.init.endswith(".keras") else os.path.join(directory, "model.keras")
+    info_path = os.path.join(directory, "task.json")
+    if not (os.path.exists(model_path) and os.path.exists(info_path)):
+        raise SystemExit(f"--task ax predicts with a fine-tuned MNLI model: --init must be the model_dir of a "
+                         f"`--task mnli` run (with model.keras and task.json); {model_path} or {info_path} is missing.")
+    with open(info_path, encoding="utf-8") as f:
+        info = json.load(f)
+    ax = glue.TASKS["ax"]
+    if info.get("labels") != list(ax.label_names):
+        raise SystemExit(f"{info_path}: labels {info.get('labels')} are not MNLI's {list(ax.label_names)}; "
+                         "--init must be a `--task mnli` model_dir.")
+    vocab = Vocab.from_file(find_vocab(job))
+    tokenizer = BertTokenizer(vocab, lower_case=info["lower_case"])
+    packer = BertPacker(info["seq_length"], vocab, dynamic=True)
+    data = (glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows) if job.data_dir else
+            glue.load_tfds(ax, "test"))
+    task = SentenceTask(tokenizer, packer, train=None, train_targets=None, devs={}, tests={"AX.tsv": data},
+                        label_names=ax.label_names, metrics=("accuracy",),
+                        submission=lambda name, ids, predicted: glue.submission_text(ax, ids, predicted))
+    os.makedirs(job.model_dir, exist_ok=True)
+    task.write_predictions(make_predictor(keras.saving.load_model(model_path)), job.model_dir)
+    print(f"Wrote {os.path.join(job.model_dir, 'AX.tsv')} ({len(data)} examples).", flush=True)
+    return {"metrics": {}, "predictions": os.path.join(job.model_dir, "AX.tsv")}
+
+
+def main(argv=None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run(parse_args(argv))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

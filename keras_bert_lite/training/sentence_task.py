@@ -1,0 +1,140 @@
+"""`SentenceTask`: classification or regression on one text or a text pair (GLUE and users' own data)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from keras_bert_lite.data.features import length_order, packed_dataset, tokenize_texts
+from keras_bert_lite.data.sentences import SentenceData
+from keras_bert_lite.training import metrics as M
+from keras_bert_lite.training.finetune import FinetuneTask
+from keras_bert_lite.utils.files import atomic_write_text
+
+METRICS = {
+    "accuracy": M.accuracy, "f1": M.binary_f1, "macro_f1": M.macro_f1, "matthews_corrcoef": M.matthews_corrcoef,
+    "pearson": M.pearson, "spearman": M.spearman,
+    "neg_mse": lambda y, p: -float(np.mean((np.asarray(y) - p) ** 2)),   # negated: higher is better
+}
+
+
+class _Split:
+    """A tokenised split: token ids of the text(s) and encoded targets."""
+
+    def __init__(self, data: SentenceData, tokenizer, seq_length: int, targets):
+        self.data = data
+        self.segments = tuple(tokenize_texts(tokenizer, texts, seq_length)
+                              for texts in (data.text_a, data.text_b) if texts is not None)
+        self.targets = targets
+
+
+class SentenceTask(FinetuneTask):
+    """Sequence (pair) classification or regression on the pooled [CLS] vector.
+
+    Args:
+        tokenizer, packer: the library's `BertTokenizer` and a dynamic `BertPacker`.
+        train: training examples with targets (`train_targets`: int class ids or float scores `[n]`).
+        devs: {suffix: (examples, targets)}; metric names get "_<suffix>" for a non-empty suffix.
+        tests: {file name: examples} to predict (unlabeled).
+        label_names: class names in id order; None for regression.
+        metrics: metric names (keys of METRICS); the first, higher is better, is the main metric.
+        text_fields: task.json text fields.
+        submission: `(file name, ids, predicted ids or scores) -> file text` for test files (GLUE), or None for
+            `id\\tprediction` lines with label names.
+    """
+
+    def __init__(self, tokenizer, packer, *, train: SentenceData, train_targets, devs: dict, tests: dict,
+                 label_names, metrics: tuple, submission=None):
+        self.tokenizer, self.packer = tokenizer, packer
+        seq = packer.seq_length
+        self.label_names = list(label_names) if label_names is not None else None
+        self.task_type = "classification" if self.label_names is not None else "regression"
+        self.train = _Split(train, tokenizer, seq, train_targets) if train is not None else None
+        self.train_size = len(train) if train is not None else 0
+        self.devs = {suffix: _Split(data, tokenizer, seq, targets) for suffix, (data, targets) in devs.items()}
+        self.tests = {name: _Split(data, tokenizer, seq, None) for name, data in tests.items()}
+        self.metrics = metrics
+        first = next(iter(self.devs), "")
+        self.main_metric = metrics[0] + (f"_{first}" if first else "")
+        self.submission = submission
+        self.pair = (train or next(iter(tests.values()))).text_b is not None
+
+    def task_info(self) -> dict:
+        info = {"text_fields": ["text", "text_b"] if self.pair else ["text"]}
+        if self.label_names is not None:
+            info["labels"] = self.label_names
+        return info
+
+    def build_model(self, encoder):
+        from keras_bert_lite.models import build_classifier
+        return build_classifier(encoder, num_classes=len(self.label_names) if self.label_names else 1)
+
+    def compile_args(self) -> dict:
+        import keras
+        if self.label_names is None:
+            return {"loss": keras.losses.MeanSquaredError()}
+        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+
+    def _targets(self, split: _Split):
+        if split.targets is None or self.label_names is not None:
+            return split.targets
+        return np.asarray(split.targets, np.float32)[:, None]    # [n, 1] like the regression output
+
+    def train_dataset(self, batch_size: int, seed: int):
+        return packed_dataset(self.train.segments, self._targets(self.train), self.packer, batch_size,
+                              shuffle_seed=seed)
+
+    def _predict(self, predict, split: _Split, batch_size: int = 64) -> np.ndarray:
+        """Class ids or scores `[n]` (and probabilities or scores `[n, C]`) in example order."""
+        order = length_order(*split.segments)
+        outputs = predict(packed_dataset(split.segments, None, self.packer, batch_size, order=order))
+        logits = np.empty((len(order), outputs[0].shape[-1]), np.float32) if outputs else np.zeros((0, 1))
+        logits[order] = np.concatenate(outputs) if outputs else logits
+        return logits
+
+    def _decide(self, logits: np.ndarray) -> np.ndarray:
+        return logits[:, 0] if self.label_names is None else np.argmax(logits, axis=-1)
+
+    def evaluate(self, predict) -> dict:
+        results = {}
+        for suffix, split in self.devs.items():
+            logits = self._predict(predict, split)
+            predicted = self._decide(logits)
+            for name in self.metrics:
+                results[name + (f"_{suffix}" if suffix else "")] = METRICS[name](split.targets, predicted)
+        return results
+
+    def write_predictions(self, predict, out_dir: str) -> None:
+        for suffix, split in self.devs.items():
+            logits = self._predict(predict, split)
+            name = f"dev_{suffix}_predictions.tsv" if suffix else "dev_predictions.tsv"
+            atomic_write_text(os.path.join(out_dir, name), self._prediction_lines(split, logits, labeled=True))
+        for file_name, split in self.tests.items():
+            logits = self._predict(predict, split)
+            text = (self.submission(file_name, split.data.ids, self._decide(logits)) if self.submission else
+                    self._prediction_lines(split, logits, labeled=False))
+            atomic_write_text(os.path.join(out_dir, file_name), text)
+
+    def _prediction_lines(self, split: _Split, logits: np.ndarray, labeled: bool) -> str:
+        """`id [label] prediction` (+ a probability per class, or the score) per example, tab-separated."""
+        predicted = self._decide(logits)
+        if self.label_names is None:
+            header = ["id"] + (["label"] if labeled else []) + ["prediction"]
+            rows = [[str(i)] + ([str(float(t))] if labeled else []) + [f"{p:.6g}"]
+                    for i, t, p in zip(split.data.ids, _or_none(split.targets, len(predicted)), predicted)]
+        else:
+            probabilities = np.exp(logits - logits.max(-1, keepdims=True))
+            probabilities /= probabilities.sum(-1, keepdims=True)
+            header = (["id"] + (["label"] if labeled else []) + ["prediction"]
+                      + [f"p_{n}" for n in self.label_names])
+            rows = [[str(i)] + ([self.label_names[t]] if labeled else []) + [self.label_names[p]]
+                    + [f"{q:.6f}" for q in probs]
+                    for i, t, p, probs in zip(split.data.ids, _or_none(split.targets, len(predicted)), predicted,
+                                             probabilities)]
+        return "\n".join("\t".join(r) for r in [header] + rows) + "\n"
+
+
+def _or_none(values, n):
+    return values if values is not None else [None] * n

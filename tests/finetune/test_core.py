@@ -1,0 +1,81 @@
+"""Shared fine-tuning flags: seeds, validation, multi-worker rejection, --init as a pretraining model_dir."""
+
+import pytest
+
+from keras_bert_lite.training.finetune import _encoder_path, find_vocab
+from keras_bert_lite.training.run_glue import parse_args, run
+
+
+def test_seed_flags():
+    base = ["--task", "rte", "--model_dir", "x", "--preset", "tiny"]
+    assert parse_args(base).seeds == (0,)
+    assert parse_args(base + ["--seed", "7"]).seeds == (7,)
+    assert parse_args(base + ["--seeds", "1,2,3"]).seeds == (1, 2, 3)
+    with pytest.raises(SystemExit, match="distinct comma-separated integers"):
+        parse_args(base + ["--seeds", "1,1"])
+    with pytest.raises(SystemExit, match="comma-separated integers"):
+        parse_args(base + ["--seeds", "a,b"])
+    job = parse_args(base)
+    assert (job.batch_size, job.epochs, job.learning_rate, job.warmup_proportion) == (32, 3, 2e-5, 0.1)
+
+
+def test_job_validation_and_multi_worker(tiny_init, tmp_path):
+    with pytest.raises(SystemExit, match="exactly one of --init"):
+        run(parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--preset", "tiny", "--init", tiny_init]))
+    with pytest.raises(SystemExit, match=r"keras-team/keras#20585.*--strategy mirrored"):
+        run(parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--init", tiny_init,
+                        "--strategy", "multi_worker"]))
+
+
+def test_init_model_dir_and_vocab(tiny_init, tmp_path):
+    assert _encoder_path(tiny_init).endswith("encoder.keras")
+    job = parse_args(["--task", "rte", "--model_dir", "x", "--init", tiny_init])
+    assert find_vocab(job).endswith("vocab.txt")
+    with pytest.raises(SystemExit, match="--vocab is required"):
+        find_vocab(parse_args(["--task", "rte", "--model_dir", "x", "--init", str(tmp_path)]))
+
+
+_MIRRORED = """
+import json, sys
+from keras_bert_lite.training.distribute import split_logical_cpus
+split_logical_cpus(2)
+from keras_bert_lite.training.run_glue import parse_args, run
+print("SUMMARY " + json.dumps(run(parse_args(json.loads(sys.argv[1])))["metrics"]))
+"""
+
+
+def _files(tmp_path):
+    from tests.finetune.test_custom import reviews, write_csv
+    return write_csv(tmp_path / "train.csv", reviews(24, 0)), write_csv(tmp_path / "dev.csv", reviews(8, 1))
+
+
+@pytest.mark.slow
+def test_mirrored_strategy_on_two_logical_cpus(tiny_init, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.finetune.conftest import common_flags
+    train, dev = _files(tmp_path)
+    args = common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--dev_file", dev, "--text_a", "review",
+                        "--label", "stars", "--strategy", "mirrored")
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", _MIRRORED, json.dumps(args)], capture_output=True, text=True,
+                         timeout=600, cwd=repo, env=dict(os.environ, PYTHONPATH=repo))
+    assert out.returncode == 0, out.stderr[-3000:]
+    metrics = json.loads(out.stdout.split("SUMMARY ")[-1])
+    assert set(metrics) == {"accuracy", "f1", "matthews_corrcoef"}
+    assert (tmp_path / "run" / "model.keras").exists()
+
+
+@pytest.mark.parametrize("flags", [["--xla", "--mixed_precision", "bf16"], ["--mixed_precision", "fp16"]],
+                         ids=["xla-bf16", "fp16"])
+def test_precision_and_xla_flags(tiny_init, tmp_path, flags):
+    import numpy as np
+
+    from tests.finetune.conftest import common_flags
+    train, dev = _files(tmp_path)
+    summary = run(parse_args(common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--dev_file", dev,
+                                          "--text_a", "review", "--label", "stars", *flags)))
+    assert np.isfinite(summary["metrics"]["accuracy"])

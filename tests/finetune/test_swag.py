@@ -1,0 +1,66 @@
+"""SWAG: CSV reading, [b, choices, seq] packing, end-to-end multiple choice."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from keras_bert_lite.data import swag
+from keras_bert_lite.data.records import DataError
+from keras_bert_lite.text import BertPacker
+from keras_bert_lite.training.finetune import text_pipeline
+from keras_bert_lite.training.run_swag import parse_args, run
+from tests.finetune.conftest import common_flags, read_tsv
+
+COLUMNS = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", "ending0", "ending1", "ending2",
+           "ending3", "label"]
+
+
+def swag_csv(path, n, labeled=True):
+    rng = np.random.default_rng(n)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS if labeled else COLUMNS[:-1])
+        for i in range(n):
+            label = int(rng.integers(4))
+            endings = ["walks away .", "sits down .", "eats a cake .", "opens the door ."]
+            row = [f"v{i}", str(1000 + i), "", f"a person enters room {i} .", "the person", "gen", *endings]
+            writer.writerow(row + [str(label)] if labeled else row)
+    return str(path)
+
+
+def test_read_and_pack(tmp_path, uncased_vocab_path):
+    data = swag.read_swag_csv(swag_csv(tmp_path / "t.csv", 3))
+    assert data.endings[0][1] == "the person sits down ." and data.ids == ["1000", "1001", "1002"]
+    vocab, tokenizer = text_pipeline(uncased_vocab_path, True)
+    contexts, endings = swag.tokenize_choices(tokenizer, data, 32)
+    packer = swag.ChoicePacker(BertPacker(32, vocab, dynamic=True), 4)
+    batch = packer(contexts, endings)
+    assert batch["input_word_ids"].shape[:2] == (3, 4)
+    single = BertPacker(32, vocab, dynamic=False)(contexts[1], endings[1])["input_word_ids"].numpy()
+    length = batch["input_word_ids"].shape[-1]
+    np.testing.assert_array_equal(batch["input_word_ids"][1].numpy(), single[:, :length])
+
+
+def test_swag_errors(tmp_path):
+    (tmp_path / "bad.csv").write_text(",".join(COLUMNS) + "\n" + ",".join(["v", "1", "", "a", "b", "g", "w", "x", "y",
+                                                                             "z", "7"]) + "\n")
+    with pytest.raises(DataError, match=r"bad.csv:2: label '7' is not a choice; the known labels are \[0, 1, 2, 3\]"):
+        swag.read_swag_csv(str(tmp_path / "bad.csv"))
+    (tmp_path / "cols.csv").write_text("sent1,sent2,label\na,b,0\n")
+    with pytest.raises(DataError, match=r"no column 'ending0'; the columns are \['label', 'sent1', 'sent2'\]"):
+        swag.read_swag_csv(str(tmp_path / "cols.csv"))
+
+
+def test_run_swag_end_to_end(tiny_init, tmp_path):
+    out = tmp_path / "run"
+    summary = run(parse_args(common_flags(tiny_init, out, "--train_file", swag_csv(tmp_path / "train.csv", 16),
+                                          "--dev_file", swag_csv(tmp_path / "dev.csv", 8),
+                                          "--test_file", swag_csv(tmp_path / "test.csv", 5, labeled=False))))
+    assert 0 <= summary["metrics"]["accuracy"] <= 1
+    info = json.loads((out / "task.json").read_text())
+    assert info["task_type"] == "multiple_choice" and info["num_choices"] == 4
+    rows = read_tsv(out / "test_predictions.tsv")
+    assert rows[0] == ["id", "prediction", "p_0", "p_1", "p_2", "p_3"] and len(rows) == 6
+    assert read_tsv(out / "dev_predictions.tsv")[0][:3] == ["id", "label", "prediction"]

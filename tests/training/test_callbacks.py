@@ -1,0 +1,28 @@
+"""BestDevCheckpoint: keeps the best dev epoch's model on disk and in memory."""
+
+import keras
+import numpy as np
+
+from keras_bert_lite.training.callbacks import BestDevCheckpoint
+
+
+def test_best_dev_checkpoint_saves_and_restores_the_best_epoch(tmp_path):
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    scores, snapshots = iter([0.5, 0.7, 0.6]), []
+
+    def evaluate():
+        snapshots.append([w.numpy().copy() for w in model.weights])
+        return {"score": next(scores), "other": 1.0}
+    callback = BestDevCheckpoint(evaluate, "score", str(tmp_path / "model.keras"), str(tmp_path / "logs"))
+    x, y = np.random.default_rng(0).normal(size=(16, 3)), np.ones((16, 1))
+    model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[callback])
+    assert callback.best_epoch == 2 and callback.best_metrics == {"score": 0.7, "other": 1.0}
+    assert [h["score"] for h in callback.history] == [0.5, 0.7, 0.6] and len(callback.epoch_seconds) == 3
+    for restored, best in zip(model.weights, snapshots[1]):
+        np.testing.assert_array_equal(restored.numpy(), best)              # the best epoch's weights are back
+    saved = keras.saving.load_model(tmp_path / "model.keras")
+    for on_disk, best in zip(saved.weights, snapshots[1]):
+        np.testing.assert_array_equal(on_disk.numpy(), best)
+    assert getattr(saved, "optimizer", None) is None
+    assert (tmp_path / "logs" / "dev").is_dir()
