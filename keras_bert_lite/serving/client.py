@@ -11,6 +11,8 @@ Our text-in SavedModels take `text` (and `text_b` for pair tasks): tf.string [ba
 subclass `ServerUnavailableError` when no server answers at the address.
 """
 
+import time
+
 import grpc
 import tensorflow as tf
 from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2,
@@ -123,6 +125,24 @@ class ServingClient:
                  else _code_name(status.status.error_code),
                  "error_message": status.status.error_message}
                 for status in response.model_version_status]
+
+    def wait_until_available(self, seconds):
+        """Waits up to `seconds` for the server to answer and a version of the model to be AVAILABLE.
+
+        For scripts that start a server and call it right away. Raises the last `ServingClientError` (e.g.
+        `ServerUnavailableError`, or NOT_FOUND while the model loads) when the time is up.
+        """
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                if any(s["state"] == "AVAILABLE" for s in self.status()):
+                    return
+                error = ServingClientError(grpc.StatusCode.UNAVAILABLE, "no version of the model is AVAILABLE yet")
+            except ServingClientError as e:
+                error = e
+            if time.monotonic() >= deadline:
+                raise error
+            time.sleep(0.25)
 
     def close(self):
         self._channel.close()
