@@ -7,7 +7,8 @@ from keras_bert_lite.training.callbacks import BestDevCheckpoint
 
 
 def test_best_dev_checkpoint_saves_and_restores_the_best_epoch(tmp_path):
-    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, keras.layers.Dense(1)(inputs))           # functional, like every model we build
     model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
     scores, snapshots = iter([0.5, 0.7, 0.6]), []
 
