@@ -3,6 +3,11 @@
 Texts are tokenised once, in large batches, by `BertTokenizer` (the same op graph the exported models run);
 each epoch then shuffles the token ids, batches them ragged and packs each batch with `BertPacker(dynamic=True)`,
 which pads to the batch's longest sequence rounded up to a multiple of 8. No Python runs per example.
+
+Training batches are grouped by length (like `group_by_length` in HF's Trainer): each epoch shuffles all
+examples, sorts every window of `GROUP_BATCHES` batches by length, cuts it into batches and shuffles the order
+of the batches. On real short text this halves the padding (movie reviews, batch 32: 55 -> ~32 tokens per
+row) and so the training time, while every epoch still sees new batch compositions in a new order.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 TOKENIZE_CHUNK = 4096
+GROUP_BATCHES = 16     # training batches sorted by length together (a larger window: less padding, less mixing)
 
 
 def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -> tf.RaggedTensor:
@@ -48,12 +54,43 @@ def length_order(*segments: tf.RaggedTensor) -> np.ndarray:
     Args:
         segments: int RaggedTensors `[n, (tokens)]`, or `[n, choices, (tokens)]` (the longest choice counts).
     """
+    return np.argsort(token_counts(*segments), kind="stable")
+
+
+def token_counts(*segments: tf.RaggedTensor) -> np.ndarray:
+    """Tokens per example over all segments (for `[n, choices, (tokens)]`, of its longest choice): int `[n]`."""
     def lengths(s):
         counts = s.row_lengths(axis=s.ragged_rank)
         while counts.shape.rank > 1:
             counts = tf.reduce_max(counts, axis=-1)
         return np.asarray(counts)
-    return np.argsort(sum(lengths(s) for s in segments), kind="stable")
+    return sum(lengths(s) for s in segments)
+
+
+def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int) -> tf.data.Dataset:
+    """An endless-per-iteration source of training batches of example indices, grouped by length.
+
+    Each iteration over the dataset (each epoch of `fit`) draws a new random permutation (from `seed`), sorts
+    each window of `GROUP_BATCHES * batch_size` examples by length, cuts batches and shuffles their order.
+
+    Returns:
+        A `tf.data.Dataset` of int32 `[<= batch_size]` index batches, one pass over the examples per iteration.
+    """
+    n = len(lengths)
+    window = GROUP_BATCHES * batch_size
+    lengths = tf.constant(np.asarray(lengths, np.int64))
+    max_length = int(tf.reduce_max(lengths)) + 1 if n else 1
+
+    def epoch_order(random):
+        permutation = tf.random.experimental.stateless_shuffle(tf.range(n, dtype=tf.int64),
+                                                               seed=tf.stack([random, tf.constant(seed, tf.int64)]))
+        # Sort by (window, length), stably: windows keep their random membership, lengths ascend inside.
+        keys = (tf.range(n, dtype=tf.int64) // window) * max_length + tf.gather(lengths, permutation)
+        return tf.cast(tf.gather(permutation, tf.argsort(keys, stable=True)), tf.int32)
+
+    batches = (tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1).map(epoch_order)
+               .unbatch().batch(batch_size))
+    return batches.shuffle(-(-n // batch_size), seed=seed, reshuffle_each_iteration=True)
 
 
 def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
@@ -67,7 +104,8 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
             `[n, (tokens)]` (with `pack_labels`), or None for zeros (unlabeled test).
         packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8).
         batch_size: examples per batch.
-        shuffle_seed: shuffle (again each epoch) with this seed; None keeps the order.
+        shuffle_seed: training: shuffle (again each epoch) with this seed, in batches grouped by length
+            (`length_grouped_order`); None keeps the order.
         order: evaluate in this order of examples (e.g. `length_order`); the caller un-permutes outputs.
         pack_labels: `(packed inputs, batch of labels) -> labels` run after packing (token labels).
 
@@ -83,10 +121,13 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
         segments = tuple(tf.gather(s, order) for s in segments)
         labels = tf.nest.map_structure(lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor)
                                        else y[order], labels, expand_composites=False)
-    dataset = tf.data.Dataset.from_tensor_slices((segments, labels))
-    if shuffle_seed is not None:
-        dataset = dataset.shuffle(max(n, 1), seed=shuffle_seed, reshuffle_each_iteration=True)
-    dataset = dataset.ragged_batch(batch_size)
+    if shuffle_seed is not None:       # training: shuffled batches of similar lengths (module docstring)
+        def gather(index):
+            return (tuple(tf.gather(s, index) for s in segments),
+                    tf.nest.map_structure(lambda y: tf.gather(y, index), labels))
+        dataset = length_grouped_order(token_counts(*segments), batch_size, shuffle_seed).map(gather)
+    else:
+        dataset = tf.data.Dataset.from_tensor_slices((segments, labels)).ragged_batch(batch_size)
 
     def pack(s, y):
         inputs = packer(*s)
