@@ -54,8 +54,8 @@ class Settings:
     finetune_seq: int
 
 
-FULL = Settings(vocab_size=8000, pretrain_steps=600, pretrain_batch=32, pretrain_seq=64, pretrain_log_every=50,
-                train_reviews=2000, dev_reviews=1000, tiny_epochs=3, minilm_epochs=2, finetune_seq=64)
+FULL = Settings(vocab_size=3000, pretrain_steps=1200, pretrain_batch=32, pretrain_seq=64, pretrain_log_every=100,
+                train_reviews=1600, dev_reviews=1000, tiny_epochs=3, minilm_epochs=2, finetune_seq=64)
 FAST = Settings(vocab_size=2000, pretrain_steps=40, pretrain_batch=16, pretrain_seq=64, pretrain_log_every=10,
                 train_reviews=192, dev_reviews=128, tiny_epochs=1, minilm_epochs=1, finetune_seq=64)
 
@@ -121,7 +121,7 @@ class Demo:
               "nsp_accuracy: is B the real next sentence (50%)?")
         argv = ["--input_files", self.path("corpus", "pydoc.txt"), "--vocab", self.path("vocab.txt"),
                 "--preset", "tiny", "--seq_length", str(s.pretrain_seq), "--max_predictions", "10",
-                "--batch_size", str(s.pretrain_batch), "--steps", str(s.pretrain_steps), "--learning_rate", "1e-3",
+                "--batch_size", str(s.pretrain_batch), "--steps", str(s.pretrain_steps), "--learning_rate", "5e-4",
                 "--log_every", str(s.pretrain_log_every), "--model_dir", self.path("pretrain"), "--quiet"]
         history = self.tool("kbl-pretrain", lambda a: run(parse_args(a)), argv)
         first, last = history[0], history[-1]
@@ -150,7 +150,7 @@ class Demo:
         if not sys.stdout.isatty():
             common.append("--quiet")    # one line per epoch instead of a progress bar redrawn into a log
         runs = {}
-        for name, init, epochs, lr in (("tiny", self.path("pretrain"), s.tiny_epochs, "2e-4"),
+        for name, init, epochs, lr in (("tiny", self.path("pretrain"), s.tiny_epochs, "5e-4"),
                                        ("minilm", minilm_dir(), s.minilm_epochs, "5e-5")):
             label = {"tiny": "(a) our tiny BERT pretrained above", "minilm": "(b) real weights: all-MiniLM-L6-v2 "
                      "(L6 H384, imported from Hugging Face safetensors)"}[name]
