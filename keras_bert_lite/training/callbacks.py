@@ -18,6 +18,9 @@ class BestDevCheckpoint(keras.callbacks.Callback):
     `main_metric` improves saves the model (architecture and weights, no optimizer state) atomically to `path`.
     At the end of training the best epoch's weights are put back into the model.
 
+    The model must be functional (every builder here returns one): the file is a plain `keras.Model` of its
+    inputs and outputs.
+
     Args:
         evaluate: `() -> dict of dev metrics` for the model's current weights.
         main_metric: the metric to maximise.

@@ -29,6 +29,7 @@ import json
 import logging
 import os
 import shutil
+import sys
 
 import numpy as np
 
@@ -98,7 +99,8 @@ def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> N
     train.add_argument("--xla", action="store_true", help="XLA-compile the training and prediction steps")
     train.add_argument("--skip_bad_rows", action="store_true", help="skip and count malformed input rows "
                        "instead of stopping at the first")
-    train.add_argument("--quiet", dest="verbose", action="store_false", help="one log line per epoch")
+    train.add_argument("--quiet", dest="verbose", action="store_false", help="one log line per epoch (always "
+                       "so when the output is not a terminal)")
 
 
 def job_from_args(job_class, args: argparse.Namespace):
@@ -299,7 +301,8 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
                              os.path.join(out_dir, "logs"))
     callbacks = [keras.callbacks.TensorBoard(os.path.join(out_dir, "logs")), best]
     model.fit(task.train_dataset(job.batch_size, seed), epochs=job.epochs, callbacks=callbacks, shuffle=False,
-              verbose=1 if job.verbose else 2)   # the dataset shuffles itself, with the seed
+              verbose=1 if job.verbose and sys.stdout.isatty() else 2)   # a bar redrawn into a log file is
+    # unreadable: off a terminal, one line per epoch. The dataset shuffles itself, with the seed.
     task.write_predictions(predict, out_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
     result = {"metrics": best.best_metrics, "best_epoch": best.best_epoch, "epochs": best.history,
               "train_seconds_per_epoch": best.epoch_seconds}
