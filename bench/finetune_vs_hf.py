@@ -63,12 +63,14 @@ def summarize(runs: dict) -> dict:
     best = [max(e["accuracy"] for e in r["epochs"]) for r in runs.values()]
     last = [r["epochs"][-1]["accuracy"] for r in runs.values()]
     epoch_seconds = [e["train_seconds"] for r in runs.values() for e in r["epochs"]]
+    first = [r["epochs"][0]["train_seconds"] for r in runs.values()]
     later = [e["train_seconds"] for r in runs.values() for e in r["epochs"][1:]]
 
     def spread(values):
         return {"mean": statistics.mean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
     return {"best_epoch_accuracy": spread(best), "last_epoch_accuracy": spread(last),
             "median_epoch_seconds": statistics.median(epoch_seconds),
+            "median_first_epoch_seconds": statistics.median(first),
             "median_epoch_seconds_after_first": statistics.median(later) if later else None,
             "median_process_seconds": statistics.median(r["process_seconds"] for r in runs.values())}
 
@@ -121,6 +123,7 @@ def main():
         cells = [f"{100 * summary[s][key]['mean']:.2f} ± {100 * summary[s][key]['std']:.2f}" for s in ("ours", "hf")]
         print(f"{label:24}{cells[0]:>20}{cells[1]:>20}")
     for key, label in (("median_epoch_seconds", "s/epoch (median)"),
+                       ("median_first_epoch_seconds", "s/epoch (1st)"),
                        ("median_epoch_seconds_after_first", "s/epoch (excl. 1st)"),
                        ("median_process_seconds", "s/run (process)")):
         cells = [f"{summary[s][key]:.1f}" if summary[s][key] is not None else "-" for s in ("ours", "hf")]
