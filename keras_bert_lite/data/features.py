@@ -78,8 +78,8 @@ def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int) -> tf.
     """
     n = len(lengths)
     window = GROUP_BATCHES * batch_size
-    lengths = tf.constant(np.asarray(lengths, np.int64))
-    max_length = int(tf.reduce_max(lengths)) + 1 if n else 1
+    lengths = np.asarray(lengths, np.int64)
+    max_length = int(lengths.max()) + 1 if n else 1
 
     def epoch_order(random):
         permutation = tf.random.experimental.stateless_shuffle(tf.range(n, dtype=tf.int64),

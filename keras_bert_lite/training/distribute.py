@@ -38,14 +38,18 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
     if name not in STRATEGIES:
         raise ValueError(f"--strategy must be one of {STRATEGIES}, got {name!r}.")
     if name == "auto":
-        gpus = tf.config.list_logical_devices("GPU")
-        name = ("multi_worker" if _tf_config_workers() > 1 else "mirrored" if len(gpus) > 1 else "default")
-    if name == "cpu" and tf.config.list_physical_devices("GPU"):
-        try:
-            tf.config.set_visible_devices([], "GPU")
-        except RuntimeError:   # TensorFlow already initialised its devices (e.g. a second run in one process)
-            return tf.distribute.OneDeviceStrategy("/cpu:0")
-    if name in ("cpu", "default"):
+        if _tf_config_workers() > 1:
+            name = "multi_worker"
+        elif len(tf.config.list_logical_devices("GPU")) > 1:
+            name = "mirrored"
+        else:
+            return tf.distribute.get_strategy()
+    if name == "cpu":
+        if tf.config.list_physical_devices("GPU"):
+            try:
+                tf.config.set_visible_devices([], "GPU")
+            except RuntimeError:   # TensorFlow already initialised its devices (a second run in one process)
+                return tf.distribute.OneDeviceStrategy("/cpu:0")
         return tf.distribute.get_strategy()
     if name == "mirrored":
         devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
