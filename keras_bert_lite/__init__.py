@@ -8,6 +8,7 @@ Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining pipeline), `
 strategies, loops, job runners), `export` (SavedModels for TF Serving), `serving` (gRPC server and client).
 """
 
+from keras_bert_lite import _cpu_kernels  # noqa: F401  (must run before TensorFlow is imported: see there)
 from keras_bert_lite._version import __version__
 
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer

@@ -7,6 +7,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import importlib.util
 import pathlib
 
+import keras_bert_lite  # noqa: F401, I001  (first: it turns on oneDNN before TensorFlow loads, as for users)
 import keras
 import numpy as np
 import pytest

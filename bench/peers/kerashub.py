@@ -134,7 +134,8 @@ def versions():
 
     return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
             "keras_hub": keras_hub.__version__, "tensorflow_text": tensorflow_text.__version__,
-            "keras_backend": keras.backend.backend()}
+            "keras_backend": keras.backend.backend(),
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS")}  # unset: TensorFlow's default
 
 
 if __name__ == "__main__":

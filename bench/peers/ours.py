@@ -4,7 +4,9 @@ Imports the package from this checkout (not whatever the venv has installed). Mo
 `compile(jit_compile=False)`) and "xla" (`jit_compile=True`) for the model benchmarks; tokenize: "default"
 (the default BertTokenizer variant); serving: "savedmodel" (the exported text-in `serving_default`) and "bare"
 (the classifier on inputs packed beforehand, to isolate the cost of in-graph tokenisation). Each result also
-names `library_default`: the mode a user gets without asking (see `library_default`).
+names `library_default`: the mode a user gets without asking (see `library_default`). keras_bert_lite is
+imported before TensorFlow, as the package's own tools do, so TensorFlow's oneDNN kernels are on
+(keras_bert_lite/_cpu_kernels.py); KerasHub's runner gets TensorFlow's default.
 """
 
 import os
@@ -18,10 +20,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import common  # noqa: E402
+import keras_bert_lite as kbl  # noqa: E402, I001  (first, as our tools do: it turns TensorFlow's oneDNN kernels on)
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-import keras_bert_lite as kbl  # noqa: E402
 from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
 from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
@@ -161,7 +163,8 @@ def setup(spec):
 
 def versions():
     return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
-            "keras_bert_lite": kbl.__version__, "keras_bert_lite_path": kbl.__file__}
+            "keras_bert_lite": kbl.__version__, "keras_bert_lite_path": kbl.__file__,
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS")}
 
 
 if __name__ == "__main__":
