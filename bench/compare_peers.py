@@ -19,10 +19,11 @@ small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
   pretrain  one optimizer step of MLM (20 predictions/sequence) + NSP, AdamW; --presets (default
             tiny,mini,small). KerasHub has no NSP head: its step is MLM only (BertMaskedLM).
   finetune  fit of a 2-class classifier on 20 batches of real short sentences (the Python docs), each
-            library's standard text pipeline, tokenisation included: ours BertTokenizer + BertPacker(dynamic)
-            in tf.data + build_classifier + fit; HF BertTokenizerFast(padding="longest", max 128) +
-            BertForSequenceClassification loop; KerasHub BertTextClassifier.fit on raw strings (its
-            preprocessor's default sequence_length). Preset small. Examples/s over epochs after 1 warm-up epoch.
+            library's standard text pipeline, tokenisation included: ours = kbl-glue's (tokenise once, shuffled
+            batches grouped by length, each padded to its longest rounded to 8) + build_classifier + fit; HF
+            BertTokenizerFast(padding="longest", max 128) per batch + BertForSequenceClassification loop;
+            KerasHub BertTextClassifier.fit on raw strings (its preprocessor's default sequence_length).
+            Preset small. Examples/s over epochs after 1 warm-up epoch.
   tokenize  ids only, single-threaded, all Python-docs sentences; lines/s and MB/s.
   serving   text -> logits in process for a tiny classifier: one sentence per call at 1/8/32 concurrent
             callers (p50/p99 ms, calls/s) and 32 sentences per call; ours = the exported text-in

@@ -2,9 +2,10 @@
 
 TensorFlow turns its oneDNN kernels on by itself only on x86 CPUs with AVX-512-class features; on others (the
 AVX2 AMD EPYC of our CI and benchmarks, where unset behaves as `0`) it runs Eigen kernels. There, oneDNN made
-fp32 `tf.matmul` 1.3x faster (2048^3: 131 -> 173 GFLOP/s), a BERT-small fine-tuning step (graph mode, batch
-32, lengths 24-64) 1.3-1.4x faster and a pretraining step 1.3-1.6x faster; XLA is nearly as fast but compiles
-each new padded length in seconds, where a graph retrace takes a fraction of that (see bench/compare_peers.py).
+fp32 `tf.matmul` 1.3x faster (2048^3: 131 -> 173 GFLOP/s), a BERT-small fine-tuning step (graph mode,
+batch 32, lengths 24-64) 1.3-1.4x faster and an MLM+NSP pretraining step 1.2-1.6x faster. XLA is about as
+fast, but it compiles every new padded length for 7-12 s where a graph retrace takes 1.5-7 s, so graph mode
+with oneDNN stays the default (see bench/compare_peers.py).
 
 TensorFlow reads `TF_ENABLE_ONEDNN_OPTS` once, when it is imported, so this module only sets it when TensorFlow
 is not imported yet: the command-line tools, `python -m keras_bert_lite` and scripts that import

@@ -115,6 +115,8 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
     n = int(segments[0].nrows())
     if labels is None:
         labels = np.zeros([n], np.int32)
+    elif isinstance(labels, (list, tuple)):             # one array-like, not a structure of scalars
+        labels = np.asarray(labels)
     elif not isinstance(labels, tf.RaggedTensor):
         labels = tf.nest.map_structure(np.asarray, labels)
     if order is not None:

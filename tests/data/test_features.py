@@ -19,3 +19,17 @@ def test_length_grouped_batches_cover_every_example_with_less_padding():
         return np.mean([-(-lengths[b].max() // 8) * 8 for b in batches])
     random_batches = np.array_split(np.random.default_rng(2).permutation(1200), 38)
     assert mean_padded(epoch_1) < 0.8 * mean_padded(random_batches)
+
+
+def test_packed_dataset_takes_a_python_list_of_labels():
+    """A list of labels is one array-like `[n]` (not a structure of n scalars); every example comes once."""
+    import tensorflow as tf
+
+    from keras_bert_lite.data.features import packed_dataset
+    from keras_bert_lite.text import BertPacker
+
+    segments = (tf.ragged.constant([[5] * n for n in (3, 9, 4, 12, 7)], tf.int32),)
+    packer = BertPacker(16, {"cls_id": 1, "sep_id": 2, "pad_id": 0}, dynamic=True)
+    batches = list(packed_dataset(segments, [0, 1, 0, 1, 1], packer, 2, shuffle_seed=0))
+    tokens = {int(x["input_mask"][i].numpy().sum()) - 2: int(y[i]) for x, y in batches for i in range(len(y))}
+    assert tokens == {3: 0, 9: 1, 4: 0, 12: 1, 7: 1}
