@@ -17,11 +17,12 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import numpy as np
-import tensorflow as tf
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from keras_bert_lite import BertConfig, build_encoder  # noqa: E402
+from keras_bert_lite import BertConfig, build_encoder  # noqa: E402, I001  (first: it turns oneDNN on)
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
 
 

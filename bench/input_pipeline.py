@@ -21,10 +21,10 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from keras_bert_lite import BertConfig, build_pretrainer  # noqa: E402, I001  (first: it turns oneDNN on)
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_bert_lite import BertConfig, build_pretrainer  # noqa: E402
 from keras_bert_lite.data.corpora import pydoc_documents, write_corpus  # noqa: E402
 from keras_bert_lite.data.masking import DynamicMasker  # noqa: E402
 from keras_bert_lite.data.pretraining import pretraining_dataset, text_file_documents  # noqa: E402

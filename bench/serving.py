@@ -26,10 +26,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import keras_bert_lite as kbl  # noqa: E402, I001  (first: it turns oneDNN on)
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-import keras_bert_lite as kbl  # noqa: E402
 from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
 from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
 from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402

@@ -1,7 +1,7 @@
 """TensorFlow's oneDNN CPU kernels, on by default in processes that import keras_bert_lite before TensorFlow.
 
-TensorFlow turns its oneDNN kernels on by itself only on x86 CPUs with AVX-512-class features; on others (the
-AVX2 AMD EPYC of our CI and benchmarks, where unset behaves as `0`) it runs Eigen kernels. There, oneDNN made
+TensorFlow turns its oneDNN kernels on by itself only on x86 CPUs with AVX-512-class features (its 2.9 release
+notes); on others it runs Eigen kernels (measured on the AVX2 AMD EPYC of our CI: unset behaves as `0`). There, oneDNN made
 fp32 `tf.matmul` 1.3x faster (2048^3: 131 -> 173 GFLOP/s), a BERT-small fine-tuning step (graph mode,
 batch 32, lengths 24-64) 1.3-1.4x faster and an MLM+NSP pretraining step 1.2-1.6x faster. XLA is about as
 fast, but it compiles every new padded length for 7-12 s where a graph retrace takes 1.5-7 s, so graph mode

@@ -25,10 +25,11 @@ import keras_bert_lite as kbl  # noqa: E402, I001  (first, as our tools do: it t
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from keras_bert_lite.data.features import packed_dataset, tokenize_texts  # noqa: E402
+from keras_bert_lite.data.sentences import SentenceData  # noqa: E402
 from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
 from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
+from keras_bert_lite.training.sentence_task import SentenceTask  # noqa: E402
 from keras_bert_lite.training.optimization import create_optimizer  # noqa: E402
 
 JIT = {"graph": False, "xla": True}
@@ -86,10 +87,14 @@ def compile_default_then(model, mode, optimizer, **compile_args) -> str:
 
 
 def finetune_dataset(texts, labels, vocab, batch):
-    """Our standard fine-tuning pipeline (what kbl-glue runs): tokenise once, then shuffled batches grouped by
-    length (`packed_dataset`), each padded to its longest, rounded up to 8."""
+    """kbl-glue's training pipeline itself (`SentenceTask.train_dataset`): tokenise once, then shuffled batches
+    grouped by length, each padded to its longest, rounded up to 8."""
     tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(128, vocab=vocab, dynamic=True)
-    return packed_dataset((tokenize_texts(tokenizer, texts),), labels, packer, batch, shuffle_seed=0)
+    data = SentenceData(text_a=texts, text_b=None, labels=labels, ids=list(range(len(texts))), lines=None,
+                        source="compare_peers sample")
+    task = SentenceTask(tokenizer, packer, train=data, train_targets=labels, devs={}, tests={},
+                        label_names=("0", "1"), metrics=("accuracy",))
+    return task.train_dataset(batch, seed=0)
 
 
 def finetune(spec, mode):

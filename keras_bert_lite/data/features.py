@@ -115,10 +115,10 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
     n = int(segments[0].nrows())
     if labels is None:
         labels = np.zeros([n], np.int32)
-    elif isinstance(labels, (list, tuple)):             # one array-like, not a structure of scalars
+    elif isinstance(labels, dict):                      # the one structure of labels (e.g. span starts/ends)
+        labels = {name: np.asarray(value) for name, value in labels.items()}
+    elif not isinstance(labels, tf.RaggedTensor):       # one array-like: a list is `[n]`, not n scalars
         labels = np.asarray(labels)
-    elif not isinstance(labels, tf.RaggedTensor):
-        labels = tf.nest.map_structure(np.asarray, labels)
     if order is not None:
         segments = tuple(tf.gather(s, order) for s in segments)
         labels = tf.nest.map_structure(lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor)
