@@ -1,7 +1,8 @@
 """keras_bert_lite side by side with Hugging Face transformers (torch, CPU) and KerasHub, on the same shapes.
 
     .venv/bin/python bench/compare_peers.py [--benchmarks forward,pretrain,finetune,tokenize,serving]
-                                            [--presets tiny,mini,small,base] [--runs N] [--quick] [--out PATH]
+                                            [--presets tiny,mini,small,base] [--runs N] [--rounds R]
+                                            [--quick] [--out PATH]
 
 Run it with the project's venv: that Python runs our side (this checkout's package). The peers run in their own
 venvs, created here when missing and never project dependencies: `bench/.venvs/hf` (torch 2.13.0 CPU, from the
@@ -31,13 +32,19 @@ small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
 Modes: ours graph (tf.function) / xla (jit_compile=True) and "ours (default)" = the mode the library picks by
 itself (bench/peers/ours.py: library_default); HF eager / torch.compile; KerasHub graph / xla.
 Threads: all cores everywhere (TF default, torch.set_num_threads(os.cpu_count())) except tokenization (1).
+--rounds R: every (benchmark, preset) runs its implementations R times in turn (ours, HF, KerasHub, ours, ...)
+and each cell is the median of its R values: on shared cores, whose speed drifts by tens of percent over
+minutes, a single pass can catch one implementation in a slow spell; interleaved rounds compare them in the
+same minutes. Default 1 (a full run takes ~1 h; forward,pretrain alone ~20 min per round).
 --quick: tiny only, 2 timed runs, 4 fine-tuning batches, 1 s per serving level: a smoke test, not a result.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
+import itertools
 import datetime
 import os
 import platform
@@ -160,12 +167,12 @@ def presets_for(bench: str, args) -> list:
 
 
 def plan(benchmarks, args, data_path) -> list[dict]:
-    """The runner specs, in execution order: matmul peaks first, then benchmark x preset x implementation."""
+    """The runner specs, in execution order: matmul peaks first, then benchmark x preset x round x implementation."""
     s = settings(args)
     specs = []
     for bench in ("peak", *benchmarks):
         for preset in presets_for(bench, args):
-            for impl, modes in MODES[bench].items():
+            for _, (impl, modes) in itertools.product(range(args.rounds), MODES[bench].items()):
                 runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
                 specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
                               "warmup": s["warmup"].get(bench), "data": data_path,
@@ -266,9 +273,27 @@ def write_shared_data(workdir: Path) -> str:
 # ------------------------------------------------------------------------------------------ results
 
 def index(records: list[dict]) -> dict:
-    """(bench, preset, impl, mode) -> that mode's result dict."""
-    return {(r["bench"], r["preset"], r["impl"], mode): result
-            for r in records for mode, result in r["modes"].items()}
+    """(bench, preset, impl, mode) -> that mode's result dict.
+
+    A cell measured in several rounds gets the median of the rounds' values (its other fields from the round
+    closest to it, `round_values` listing all); a round that failed is left out, and if every round failed
+    the cell is the last error.
+    """
+    rounds = collections.defaultdict(list)
+    for r in records:
+        for mode, result in r["modes"].items():
+            rounds[(r["bench"], r["preset"], r["impl"], mode)].append(result)
+    cells = {}
+    for key, results in rounds.items():
+        ok = [x for x in results if "error" not in x and x.get("value") is not None]
+        if len(results) == 1 or not ok:
+            cells[key] = results[-1]
+            continue
+        values = [x["value"] for x in ok]
+        median = statistics.median(values)
+        closest = min(ok, key=lambda x: abs(x["value"] - median))
+        cells[key] = {**closest, "value": median, "round_values": values}
+    return cells
 
 
 def value(results: dict, bench, preset, impl, mode) -> float | None:
@@ -368,18 +393,24 @@ def mfu_cell(seq_per_s: float | None, preset: str, peak_flops: float | None, acc
     return f"{mfu:.0%} {'✓' if mfu >= need else '✗'} (≥{need:.0%})"
 
 
+def cells_of(bench: str, records: list[dict], results: dict) -> list[tuple[tuple, dict]]:
+    """((bench, preset, impl, mode), merged cell) of `bench`, once each, in the order they ran."""
+    keys = dict.fromkeys((r["bench"], r["preset"], r["impl"], mode)
+                         for r in records if r["bench"] == bench for mode in r["modes"])
+    return [(key, results[key]) for key in keys]
+
+
 def serving_table(records: list[dict], results: dict, acceptance: list[dict]) -> str:
     """Rows = (implementation, mode); p50/p99 ms and calls/s per load level; then ours' tokenisation overhead."""
     levels = None
     rows = []
-    for r in (r for r in records if r["bench"] == "serving"):
-        for mode, cell in r["modes"].items():
-            label = f"{IMPLEMENTATIONS[r['impl']].label} {mode}"
-            if "error" in cell:
-                rows.append((label, None, cell["error"]))
-                continue
-            levels = levels or [k for k in cell if k.startswith("b") and "_c" in k]
-            rows.append((label, cell, None))
+    for (_, _, impl, mode), cell in cells_of("serving", records, results):
+        label = f"{IMPLEMENTATIONS[impl].label} {mode}"
+        if "error" in cell:
+            rows.append((label, None, cell["error"]))
+            continue
+        levels = levels or [k for k in cell if k.startswith("b") and "_c" in k]
+        rows.append((label, cell, None))
     if levels is None:
         return "all serving cases failed"
     header = ["implementation"] + [f"{lvl} {q}" for lvl in levels for q in ("p50 ms", "p99 ms", "texts/s")]
@@ -406,20 +437,19 @@ def serving_table(records: list[dict], results: dict, acceptance: list[dict]) ->
     return "\n".join(lines)
 
 
-def notes(bench: str, records: list[dict]) -> list[str]:
+def notes(bench: str, records: list[dict], results: dict) -> list[str]:
     """Per-benchmark facts worth printing under the table, and every error."""
     out = []
-    for r in (r for r in records if r["bench"] == bench):
-        for mode, cell in r["modes"].items():
-            label = f"{IMPLEMENTATIONS[r['impl']].label} {mode}" + (f" ({r['preset']})" if r["preset"] else "")
-            if "error" in cell:
-                out.append(f"error: {label}: {cell['error'][:300]}")
-            elif bench == "finetune":
-                out.append(f"{label}: mean padded length {cell['mean_padded_length']:.1f}, "
-                           f"warm-up {cell['warmup_s']:.0f} s")
-            elif bench == "tokenize":
-                out.append(f"{label}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, "
-                           f"{cell['tokens']} tokens")
+    for (_, preset, impl, mode), cell in cells_of(bench, records, results):
+        label = f"{IMPLEMENTATIONS[impl].label} {mode}" + (f" ({preset})" if preset else "")
+        if "error" in cell:
+            out.append(f"error: {label}: {cell['error'][:300]}")
+        elif bench == "finetune":
+            out.append(f"{label}: mean padded length {cell['mean_padded_length']:.1f}, "
+                       f"warm-up {cell['warmup_s']:.0f} s")
+        elif bench == "tokenize":
+            out.append(f"{label}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, "
+                       f"{cell['tokens']} tokens")
     if bench == "tokenize":
         counts = {c["tokens"] for r in records if r["bench"] == bench for c in r["modes"].values() if "tokens" in c}
         if len(counts) > 1:
@@ -436,6 +466,10 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     peak = max((v for v in peaks.values() if v), default=None)
     parts = [f"{machine['cpu_count']} CPU cores ({machine['cpu']}), fp32, batch 32, seq 128; matmul peak "
              f"(2048³ fp32): " + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
+    rounds = max((len(cell.get("round_values", ())) for cell in results.values()), default=0)
+    if rounds > 1:
+        parts.append(f"Each cell: the median of {rounds} rounds, implementations run in turn within each "
+                     "benchmark and preset.")
     busy = [r["background_cpu"] for r in records if r.get("background_cpu") is not None]
     if busy and max(busy) > 0.10:
         parts.append(f"**warning: other processes used up to {max(busy):.0%} of the CPUs just before a case; "
@@ -447,7 +481,7 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
         parts.append(f"\n### {bench} ({unit}; higher is better)\n" if bench != "serving" else "\n### serving\n")
         table = (serving_table(records, results, acceptance) if bench == "serving" else
                  throughput_table(bench, records, results, peak and peak * 1e9, acceptance))
-        parts += [table, ""] + [f"- {line}" for line in notes(bench, records)]
+        parts += [table, ""] + [f"- {line}" for line in notes(bench, records, results)]
     passed = sum(1 for a in acceptance if a["passed"])
     parts.append(f"\nAcceptance: {passed}/{len(acceptance)} bars met.")
     return "\n".join(parts), acceptance
@@ -476,11 +510,15 @@ def main(argv=None):
     parser.add_argument("--presets", help="for forward and pretrain (default tiny,mini,small,base / tiny,mini,small)")
     parser.add_argument("--runs", type=int, help="timed runs per mode (default 5; base forward at most 3; "
                         "fine-tuning: timed epochs, default 1)")
+    parser.add_argument("--rounds", type=int, default=1, help="run each (benchmark, preset)'s implementations "
+                        "this many times in turn; cells are the medians (default 1)")
     parser.add_argument("--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving")
     parser.add_argument("--out", help="results JSON (default bench/results/compare_peers[_quick].json)")
     args = parser.parse_args(argv)
     if args.quick and args.runs is None:
         args.runs = 2
+    if args.rounds < 1:
+        parser.error(f"--rounds must be >= 1, got {args.rounds}")
     benchmarks = [b for b in args.benchmarks.split(",") if b]
     unknown = set(benchmarks) - set(BENCHMARKS)
     if unknown:

@@ -20,7 +20,7 @@ def cp():
 
 
 def args(**kw):
-    return argparse.Namespace(**{"presets": None, "runs": None, "quick": False, **kw})
+    return argparse.Namespace(**{"presets": None, "runs": None, "rounds": 1, "quick": False, **kw})
 
 
 def record(bench, preset, impl, **modes):
@@ -51,6 +51,32 @@ def test_plan_quick_is_tiny_only(cp):
     specs = cp.plan(list(cp.BENCHMARKS), args(quick=True, runs=2), "/d")
     assert {s["preset"] for s in specs} <= {"tiny", None}
     assert {s["runs"] for s in specs if s["bench"] == "forward"} == {2}
+
+
+def test_plan_rounds_interleave_implementations_within_each_preset(cp):
+    specs = cp.plan(["pretrain"], args(rounds=2, presets="tiny,mini"), "/d")
+    order = [(s["preset"], s["impl"]) for s in specs if s["bench"] == "pretrain"]
+    assert order == [(p, impl) for p in ("tiny", "mini") for _ in range(2) for impl in ("ours", "hf", "kerashub")]
+
+
+def test_rounds_merge_to_the_median_and_skip_failed_rounds(cp):
+    records = [
+        record("forward", "tiny", "ours", graph=ok(100.0, library_default="graph"), xla=ok(1.0)),
+        record("forward", "tiny", "hf", eager=ok(50.0), compile={"error": "boom"}),
+        record("forward", "tiny", "ours", graph=ok(80.0, library_default="graph"), xla={"error": "slow"}),
+        record("forward", "tiny", "hf", eager=ok(70.0), compile={"error": "boom again"}),
+        record("forward", "tiny", "ours", graph=ok(90.0, library_default="graph"), xla=ok(3.0)),
+        record("forward", "tiny", "hf", eager=ok(60.0), compile={"error": "boom thrice"}),
+    ]
+    results = cp.index(records)
+    graph = results[("forward", "tiny", "ours", "graph")]
+    assert graph["value"] == 90.0 and graph["round_values"] == [100.0, 80.0, 90.0]
+    assert graph["library_default"] == "graph"
+    assert results[("forward", "tiny", "ours", "xla")]["value"] == 2.0         # the failed round left out
+    assert results[("forward", "tiny", "hf", "compile")] == {"error": "boom thrice"}
+    text, _ = cp.report(records, machine())
+    assert "the median of 3 rounds" in text and "90.0 (graph)" in text and "1.50×" in text
+    assert text.count("error: HF compile (tiny)") == 1
 
 
 def test_forward_table_ratios_against_best_peer_and_mfu(cp):
