@@ -35,7 +35,8 @@ Threads: all cores everywhere (TF default, torch.set_num_threads(os.cpu_count())
 --rounds R: every (benchmark, preset) runs its implementations R times in turn (ours, HF, KerasHub, ours, ...)
 and each cell is the median of its R values: on shared cores, whose speed drifts by tens of percent over
 minutes, a single pass can catch one implementation in a slow spell; interleaved rounds compare them in the
-same minutes. Default 1 (a full run takes ~1 h; forward,pretrain alone ~20 min per round).
+same minutes. Serving runs once whatever R (its cells are latency distributions, not one value to take a
+median of). Default 1 (a full run takes ~1 h; forward,pretrain alone ~22 min per round).
 --quick: tiny only, 2 timed runs, 4 fine-tuning batches, 1 s per serving level: a smoke test, not a result.
 """
 
@@ -44,8 +45,8 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import itertools
 import datetime
+import itertools
 import os
 import platform
 import shutil
@@ -172,7 +173,8 @@ def plan(benchmarks, args, data_path) -> list[dict]:
     specs = []
     for bench in ("peak", *benchmarks):
         for preset in presets_for(bench, args):
-            for _, (impl, modes) in itertools.product(range(args.rounds), MODES[bench].items()):
+            rounds = 1 if bench == "serving" else args.rounds
+            for _, (impl, modes) in itertools.product(range(rounds), MODES[bench].items()):
                 runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
                 specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
                               "warmup": s["warmup"].get(bench), "data": data_path,

@@ -20,11 +20,15 @@ def _max_diff_on_real_tokens(ours, theirs, mask):
     return float(np.abs((ours - theirs) * mask[..., None]).max())
 
 
-def test_minilm_matches_hugging_face(minilm_dir):
+@pytest.mark.parametrize("mode", ["eager", "graph", "xla"])
+def test_minilm_matches_hugging_face(minilm_dir, mode):
+    """Also in graph mode, where TF's oneDNN rewrite fuses matmul + bias + GELU, and under XLA."""
     golden = np.load(GOLDEN_DIR / "minilm_encoder.npz")
     assert golden["input_word_ids"].shape[0] >= 8 and len(set(golden["input_mask"].sum(1))) >= 8
     encoder = load_encoder(minilm_dir)
-    out = encoder({k: golden[k] for k in INPUTS}, training=False)
+    run = (lambda x: encoder(x, training=False)) if mode == "eager" else tf.function(
+        lambda x: encoder(x, training=False), jit_compile=mode == "xla")
+    out = run({k: tf.constant(golden[k]) for k in INPUTS})
     mask = golden["input_mask"]
     seq_diff = _max_diff_on_real_tokens(out["sequence_output"].numpy(), golden["sequence_output"], mask)
     pooled_diff = float(np.abs(out["pooled_output"].numpy() - golden["pooled_output"]).max())

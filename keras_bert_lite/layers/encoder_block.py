@@ -1,6 +1,7 @@
 """The post-LayerNorm Transformer encoder block of BERT."""
 
 import keras
+from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
@@ -67,7 +68,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
     def call(self, x, input_mask, training=None):
         attended = self.attention(x, input_mask, training=training)
         x = self.attention_layer_norm(x + self.attention_dropout_layer(attended, training=training))
-        h = self.output_dense(self.activation(self.intermediate(x)))                                   # [b, s, I] -> [b, s, H]
+        # The FFN on the [b*s, H] token rows: on 2-D inputs TensorFlow's oneDNN rewrite fuses matmul + bias +
+        # GELU into one kernel; a 3-D Dense is reshape/MatMul/reshape and the fusion never matches.
+        tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
+        h = self.output_dense(self.activation(self.intermediate(tokens)))                # [b*s, I] -> [b*s, H]
+        h = ops.reshape(h, ops.shape(x))                                                  # [b, s, H]
         return self.output_layer_norm(x + self.output_dropout(h, training=training))
 
     def compute_output_spec(self, x, input_mask, training=None):

@@ -57,6 +57,8 @@ def test_plan_rounds_interleave_implementations_within_each_preset(cp):
     specs = cp.plan(["pretrain"], args(rounds=2, presets="tiny,mini"), "/d")
     order = [(s["preset"], s["impl"]) for s in specs if s["bench"] == "pretrain"]
     assert order == [(p, impl) for p in ("tiny", "mini") for _ in range(2) for impl in ("ours", "hf", "kerashub")]
+    serving = [s["impl"] for s in cp.plan(["serving"], args(rounds=3), "/d") if s["bench"] == "serving"]
+    assert sorted(serving) == ["hf", "kerashub", "ours"]                  # latency distributions: one round
 
 
 def test_rounds_merge_to_the_median_and_skip_failed_rounds(cp):
