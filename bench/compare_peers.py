@@ -28,7 +28,8 @@ small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
   tokenize  ids only, single-threaded, all Python-docs sentences; lines/s and MB/s.
   serving   text -> logits in process for a tiny classifier: one sentence per call at 1/8/32 concurrent
             callers (p50/p99 ms, calls/s) and 32 sentences per call; ours = the exported text-in
-            serving_default, and the bare classifier on pre-packed ids (the tokenisation overhead).
+            serving_default, and the bare classifier on pre-packed ids; the tokenisation overhead (bar) from
+            ours "paired": both called in alternation, one request after the other, on one thread.
 Modes: ours graph (tf.function) / xla (jit_compile=True) and "ours (default)" = the mode the library picks by
 itself (bench/peers/ours.py: library_default); HF eager / torch.compile; KerasHub graph / xla.
 Threads: all cores everywhere (TF default, torch.set_num_threads(os.cpu_count())) except tokenization (1).
@@ -99,7 +100,7 @@ MODES = {
     "pretrain": {"ours": ["graph", "xla"], "hf": ["eager", "compile"], "kerashub": ["graph", "xla"]},
     "finetune": {"ours": ["graph", "xla"], "hf": ["eager"], "kerashub": ["default"]},
     "tokenize": {"ours": ["default"], "hf": ["fast"], "kerashub": ["default"]},
-    "serving": {"ours": ["savedmodel", "bare"], "hf": ["eager"], "kerashub": ["tf.function", "savedmodel"]},
+    "serving": {"ours": ["savedmodel", "bare", "paired"], "hf": ["eager"], "kerashub": ["tf.function", "savedmodel"]},
 }
 BENCHMARKS = ("forward", "pretrain", "finetune", "tokenize", "serving")
 BATCH, SEQ = 32, 128
@@ -411,6 +412,8 @@ def serving_table(records: list[dict], results: dict, acceptance: list[dict]) ->
         if "error" in cell:
             rows.append((label, None, cell["error"]))
             continue
+        if mode == "paired":  # the overhead measurement, below the table
+            continue
         levels = levels or [k for k in cell if k.startswith("b") and "_c" in k]
         rows.append((label, cell, None))
     if levels is None:
@@ -426,16 +429,16 @@ def serving_table(records: list[dict], results: dict, acceptance: list[dict]) ->
     lines = ["b1_cN: one sentence per call, N concurrent callers; b32_c1: 32 sentences per call, one caller. "
              "Real Python-docs sentences, tiny classifier, in process.\n", markdown(header, table), ""]
     preset = next(r["preset"] for r in records if r["bench"] == "serving")
-    served = results.get(("serving", preset, "ours", "savedmodel")) or {}
-    bare = results.get(("serving", preset, "ours", "bare")) or {}
-    for lvl in ("b1_c1", *(k for k in levels if not k.startswith("b1_"))):
-        if lvl in served and lvl in bare:
-            overhead = served[lvl]["p50_ms"] / bare[lvl]["p50_ms"] - 1
-            passed = overhead <= SERVING_OVERHEAD_MAX
-            acceptance.append({"bench": "serving", "preset": preset, "against": f"bare classifier {lvl} p50",
-                               "overhead": overhead, "max_overhead": SERVING_OVERHEAD_MAX, "passed": passed})
-            lines.append(f"- in-graph tokenisation overhead at {preset}, {lvl} p50 (ours savedmodel vs bare): "
-                         f"{overhead:+.0%} {'✓' if passed else '✗'} (≤ +{SERVING_OVERHEAD_MAX:.0%})")
+    paired = results.get(("serving", preset, "ours", "paired")) or {}
+    for lvl in (k for k in paired if k.startswith("b")):
+        overhead = paired[lvl]["savedmodel"] / paired[lvl]["bare"] - 1
+        passed = overhead <= SERVING_OVERHEAD_MAX
+        acceptance.append({"bench": "serving", "preset": preset, "against": f"bare classifier {lvl} p50, paired",
+                           "overhead": overhead, "max_overhead": SERVING_OVERHEAD_MAX, "passed": passed})
+        lines.append(f"- in-graph tokenisation overhead at {preset}, {lvl} p50, paired calls (ours savedmodel "
+                     f"{paired[lvl]['savedmodel']:.2f} ms vs bare {paired[lvl]['bare']:.2f} ms, "
+                     f"{paired[lvl]['calls']} each): {overhead:+.0%} {'✓' if passed else '✗'} "
+                     f"(≤ +{SERVING_OVERHEAD_MAX:.0%})")
     return "\n".join(lines)
 
 

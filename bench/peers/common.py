@@ -167,6 +167,43 @@ def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> di
     return {**out, "value": out["b1_c1"]["p50_ms"]}
 
 
+def paired_latency(calls: dict, texts: list[str], spec: dict) -> dict:
+    """p50 latency of several ways to serve the same requests, measured call by call in alternation.
+
+    One caller; each request goes through every entry of `calls` back to back, the order rotating from one
+    request to the next, for `spec["serving_seconds"]` per level. Unlike two `serving_latency` runs a minute
+    apart, a slow spell of shared cores hits every entry alike, so their ratio is what the code costs.
+
+    Args:
+        calls: name -> (call(request), prepare(list of texts) or None), as in `serving_latency`.
+        texts: the sentences.
+        spec: the runner spec ("batch", "serving_seconds").
+
+    Returns:
+        {"b1": {name: p50_ms, ...}, "b{batch}": {...}} with each level's "calls" per name.
+    """
+    batch, seconds, names = spec["batch"], spec["serving_seconds"], list(calls)
+    out = {}
+    for size in (1, batch):
+        chunks = [texts[i:i + size] for i in range(0, len(texts) - size + 1, size)]
+        requests = {name: [(prepare or (lambda chunk: chunk))(c) for c in chunks]
+                    for name, (_, prepare) in calls.items()}
+        for name, (call, _) in calls.items():
+            for request in requests[name][:20]:
+                call(request)
+        latencies = {name: [] for name in names}
+        stop, i = time.perf_counter() + seconds, 0
+        while time.perf_counter() < stop or i < 5:
+            for k in range(len(names)):
+                name = names[(i + k) % len(names)]
+                start = time.perf_counter()
+                calls[name][0](requests[name][i % len(chunks)])
+                latencies[name].append(time.perf_counter() - start)
+            i += 1
+        out[f"b{size}"] = {**{name: percentile(v, 50) * 1e3 for name, v in latencies.items()}, "calls": i}
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- results
 
 def write_json_atomic(path: str, obj) -> None:

@@ -133,24 +133,32 @@ def tokenize(spec, mode):
 
 
 def serving(spec, mode):
-    """Text in → logits for a randomly initialised classifier, in process (see common.serving_latency)."""
+    """Text in → logits for a randomly initialised classifier, in process (see common.serving_latency).
+
+    Modes: "savedmodel" (the exported text-in serving_default), "bare" (the classifier on pre-packed ids) and
+    "paired" (both, call by call in alternation: the tokenisation overhead, see common.paired_latency).
+    """
     data = common.load_json(spec["data"])
     vocab = Vocab.from_file(data["vocab"])
     model = kbl.build_classifier(config(spec["preset"], vocab_size=len(vocab)), num_classes=2)
-    if mode == "savedmodel":
-        task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
-        with tempfile.TemporaryDirectory(prefix="kbl_serving_") as base_path:
-            path = export_saved_model(model, task, vocab, base_path)
-            import tensorflow_text  # noqa: F401  (the default tokenizer variant's ops)
-
-            serve = tf.saved_model.load(path).signatures["serving_default"]
-            return common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
-                                          data["sample"], spec)
     tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(128, vocab=vocab, dynamic=True)
     signature = {name: tf.TensorSpec([None, None], tf.int32) for name in kbl.models.INPUT_NAMES}
     bare = tf.function(lambda inputs: model(inputs, training=False), input_signature=[signature])
-    return common.serving_latency(lambda: lambda inputs: bare(inputs).numpy(), data["sample"], spec,
-                                  prepare=lambda texts: packer(tokenizer.tokenize(tf.constant(texts))))
+    bare_call = lambda inputs: bare(inputs).numpy()  # noqa: E731
+    prepare = lambda texts: packer(tokenizer.tokenize(tf.constant(texts)))  # noqa: E731
+    if mode == "bare":
+        return common.serving_latency(lambda: bare_call, data["sample"], spec, prepare=prepare)
+    task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
+    with tempfile.TemporaryDirectory(prefix="kbl_serving_") as base_path:
+        path = export_saved_model(model, task, vocab, base_path)
+        import tensorflow_text  # noqa: F401  (the default tokenizer variant's ops)
+
+        serve = tf.saved_model.load(path).signatures["serving_default"]
+        text_call = lambda texts: serve(text=tf.constant(texts))["logits"].numpy()  # noqa: E731
+        if mode == "savedmodel":
+            return common.serving_latency(lambda: text_call, data["sample"], spec)
+        return common.paired_latency({"savedmodel": (text_call, None), "bare": (bare_call, prepare)},
+                                     data["sample"], spec)
 
 
 def peak(spec, mode):

@@ -121,7 +121,9 @@ def test_report_serving_overhead_tokenize_notes_and_busy_warning(cp):
     bare = {k: dict(level) for k in ("b1_c1", "b1_c8", "b32_c1")}
     tok = dict(tokens=100, megabytes=0.5)
     records = [
-        record("serving", "tiny", "ours", savedmodel=served, bare=bare),
+        record("serving", "tiny", "ours", savedmodel=served, bare=bare,
+               paired={"b1": {"savedmodel": 2.2, "bare": 2.0, "calls": 50},
+                       "b32": {"savedmodel": 30.0, "bare": 20.0, "calls": 9}}),
         record("serving", "tiny", "kerashub", savedmodel={"error": "ValueError: cannot export"}),
         record("tokenize", None, "ours", default=ok(1000.0, **tok)),
         record("tokenize", None, "hf", fast=ok(100.0, **dict(tok, tokens=101))),
@@ -129,11 +131,37 @@ def test_report_serving_overhead_tokenize_notes_and_busy_warning(cp):
     records[0]["background_cpu"] = 0.5
     text, acceptance = cp.report(records, machine())
     assert "warning: other processes used up to 50%" in text
-    assert "overhead at tiny, b1_c1 p50 (ours savedmodel vs bare): +10% ✓" in text
+    assert ("overhead at tiny, b1 p50, paired calls (ours savedmodel 2.20 ms vs bare 2.00 ms, 50 each): +10% ✓"
+            in text)
+    assert "b32 p50, paired calls (ours savedmodel 30.00 ms vs bare 20.00 ms, 9 each): +50% ✗" in text
+    assert "| ours paired |" not in text       # not a latency-distribution row
     assert "| KerasHub savedmodel | error |" in text
     assert "10.00× ✓ (≥5.0)" in text and "0.50 MB/s" in text
     assert "warning: token counts differ" in text
-    assert sum(a["passed"] for a in acceptance) == len(acceptance) == 3
+    assert {a["against"]: a["passed"] for a in acceptance} == {
+        "bare classifier b1 p50, paired": True, "bare classifier b32 p50, paired": False, "HF fast": True}
+
+
+def test_paired_latency_alternates_and_measures_each_way(cp):
+    import time
+
+    order = []
+
+    def slow(request):
+        order.append(("slow", request))
+        time.sleep(0.002)
+
+    def fast(request):
+        order.append(("fast", request))
+
+    texts = [f"s{i}" for i in range(8)]
+    out = cp.common.paired_latency({"slow": (slow, None), "fast": (fast, lambda chunk: len(chunk))}, texts,
+                                   {"batch": 4, "serving_seconds": 0.05})
+    assert set(out) == {"b1", "b4"}
+    assert out["b1"]["slow"] >= 2.0 > out["b1"]["fast"]
+    assert ("fast", 1) in order and ("fast", 4) in order and ("slow", ["s0"]) in order   # prepared per way
+    first = [name for name, _ in order[16:20]]   # after 8 + 8 warm-up calls: the order rotates per request
+    assert sorted(first) == ["fast", "fast", "slow", "slow"] and first[0] != first[2]
 
 
 def test_ratio_and_number_formatting(cp):

@@ -113,3 +113,14 @@ def test_max_chars_per_word(uncased_vocab):
     tok = BertTokenizer(uncased_vocab, lower_case=True, max_chars_per_word=5, variant="portable")
     assert tok.tokenize(tf.constant(["hello hellos"])).to_list() == [[uncased_vocab.token_to_id["hello"],
                                                                          uncased_vocab.unk_id]]
+
+
+def test_batch_composition_does_not_change_rows(tokenizers):
+    """The default variant takes a shortcut for all-ASCII batches: every mix gives each row's own tokens."""
+    tok = tokenizers["default", "uncased"]
+    graph = tf.function(tok.tokenize_with_offsets, input_signature=[tf.TensorSpec([None], tf.string)])
+    rows = ["Hello there", "Ünïcödé!", "", "déjà vu, again", "plain ascii."]
+    alone = {r: [t.to_list()[0] for t in graph(tf.constant([r]))[:3]] for r in rows}
+    for batch in (rows, rows[::2], rows[1::2], [rows[0], rows[4]], [rows[1], rows[3]], []):
+        out = graph(tf.constant(batch, tf.string))
+        assert [[t.to_list()[i] for t in out[:3]] for i in range(len(batch))] == [alone[r] for r in batch]
