@@ -145,6 +145,13 @@ def closed_loop(make_call, requests: list, concurrency: int, seconds: float, min
             "calls_per_s": len(latencies) / elapsed, "calls": len(latencies)}
 
 
+def requests_of(texts: list[str], size: int, prepare=None) -> list:
+    """The serving requests: consecutive chunks of `size` texts (a short tail dropped), each `prepare`d once
+    before any timing when given (the bare model's pre-packed inputs)."""
+    prepare = prepare or (lambda chunk: chunk)
+    return [prepare(texts[i:i + size]) for i in range(0, len(texts) - size + 1, size)]
+
+
 def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> dict:
     """The serving benchmark's measurements for one `make_call` (see `closed_loop`).
 
@@ -154,9 +161,7 @@ def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> di
     model's pre-packed inputs).
     """
     batch, seconds = spec["batch"], spec["serving_seconds"]
-    prepare = prepare or (lambda chunk: chunk)
-    singles = [prepare([t]) for t in texts]
-    batches = [prepare(texts[i:i + batch]) for i in range(0, len(texts) - batch + 1, batch)]
+    singles, batches = requests_of(texts, 1, prepare), requests_of(texts, batch, prepare)
     warm = make_call()
     for request in singles[:20] + batches[:3]:
         warm(request)
@@ -185,9 +190,7 @@ def paired_latency(calls: dict, texts: list[str], spec: dict) -> dict:
     batch, seconds, names = spec["batch"], spec["serving_seconds"], list(calls)
     out = {}
     for size in (1, batch):
-        chunks = [texts[i:i + size] for i in range(0, len(texts) - size + 1, size)]
-        requests = {name: [(prepare or (lambda chunk: chunk))(c) for c in chunks]
-                    for name, (_, prepare) in calls.items()}
+        requests = {name: requests_of(texts, size, prepare) for name, (_, prepare) in calls.items()}
         for name, (call, _) in calls.items():
             for request in requests[name][:20]:
                 call(request)
@@ -197,7 +200,7 @@ def paired_latency(calls: dict, texts: list[str], spec: dict) -> dict:
             for k in range(len(names)):
                 name = names[(i + k) % len(names)]
                 start = time.perf_counter()
-                calls[name][0](requests[name][i % len(chunks)])
+                calls[name][0](requests[name][i % len(requests[name])])
                 latencies[name].append(time.perf_counter() - start)
             i += 1
         out[f"b{size}"] = {**{name: percentile(v, 50) * 1e3 for name, v in latencies.items()}, "calls": i}
