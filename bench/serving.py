@@ -12,6 +12,7 @@ exports use the tf-serving target (tf_text FastWordpiece). Prints tables; writes
 """
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -19,15 +20,14 @@ import pathlib
 import statistics
 import sys
 import tempfile
-import threading
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench" / "peers"))
 
+import common  # noqa: E402  (bench/peers/common.py: the closed-loop runner compare_peers uses too)
 import keras_bert_lite as kbl  # noqa: E402, I001  (first: it turns oneDNN on)
-import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
@@ -44,13 +44,7 @@ def sentences(n=2000):
 
 
 def median_seconds(fn, runs):
-    fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(common.time_calls(fn, runs, warmup=1))
 
 
 def tokenisation_cost(model, vocab, loaded, texts, batch):
@@ -65,33 +59,13 @@ def tokenisation_cost(model, vocab, loaded, texts, batch):
 
 
 def grpc_load(address, texts, concurrency, seconds):
-    """Closed-loop clients; returns (p50 ms, p99 ms, requests/s, errors)."""
-    latencies, errors, stop = [], [], time.perf_counter() + seconds
-    lock = threading.Lock()
-
-    def client(worker):
-        local, i = [], worker
-        with ServingClient("bert", address=address, timeout=120) as c:
-            while time.perf_counter() < stop:
-                start = time.perf_counter()
-                try:
-                    c.predict([texts[i % len(texts)]])
-                    local.append(time.perf_counter() - start)
-                except Exception as e:  # noqa: BLE001 - counted and reported
-                    errors.append(repr(e))
-                i += concurrency
-        with lock:
-            latencies.extend(local)
-
-    threads = [threading.Thread(target=client, args=(w,)) for w in range(concurrency)]
-    begin = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - begin
-    ms = np.array(latencies) * 1000
-    return float(np.percentile(ms, 50)), float(np.percentile(ms, 99)), len(ms) / elapsed, len(errors)
+    """Closed-loop clients, one gRPC channel each, one sentence per request: `common.closed_loop`'s stats
+    (p50_ms, p99_ms, calls_per_s, calls); a failed request fails the run."""
+    with contextlib.ExitStack() as clients:
+        def make_call():
+            client = clients.enter_context(ServingClient("bert", address=address, timeout=120))
+            return lambda text: client.predict([text])
+        return common.closed_loop(make_call, texts, concurrency, seconds)
 
 
 def main(argv=None):
@@ -122,11 +96,11 @@ def main(argv=None):
         try:
             server.wait_ready(timeout=300)
             for concurrency in map(int, args.concurrency.split(",")):
-                p50, p99, rps, errors = grpc_load(server.address, texts, concurrency, args.seconds)
-                results["rows"].append({"preset": preset, "concurrency": concurrency, "p50_ms": p50, "p99_ms": p99,
-                                        "requests_per_s": rps, "errors": errors})
-                print(f"  {preset} c={concurrency}: p50 {p50:.1f} ms, p99 {p99:.1f} ms, {rps:.1f} req/s, "
-                      f"{errors} errors", file=sys.stderr)
+                stats = grpc_load(server.address, texts, concurrency, args.seconds)
+                results["rows"].append({"preset": preset, "concurrency": concurrency, "p50_ms": stats["p50_ms"],
+                                        "p99_ms": stats["p99_ms"], "requests_per_s": stats["calls_per_s"]})
+                print(f"  {preset} c={concurrency}: p50 {stats['p50_ms']:.1f} ms, p99 {stats['p99_ms']:.1f} ms, "
+                      f"{stats['calls_per_s']:.1f} req/s", file=sys.stderr)
         finally:
             server.terminate()
 
@@ -137,11 +111,11 @@ def main(argv=None):
         print(f"| {r['preset']} | {r['batch']} | {r['serving_default_ms']:.2f} | {r['bare_model_ms']:.2f} | "
               f"{r['overhead']:+.0%} |")
     print("\nPredict over gRPC (one sentence per request, server batching up to 32)")
-    print("| preset | concurrency | p50 ms | p99 ms | requests/s | errors |")
-    print("|---|---|---|---|---|---|")
+    print("| preset | concurrency | p50 ms | p99 ms | requests/s |")
+    print("|---|---|---|---|---|")
     for r in results["rows"]:
         print(f"| {r['preset']} | {r['concurrency']} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
-              f"{r['requests_per_s']:.1f} | {r['errors']} |")
+              f"{r['requests_per_s']:.1f} |")
     atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
 
 
