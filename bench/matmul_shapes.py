@@ -44,10 +44,6 @@ def flops(shape) -> float:
     return 2 * (batch or 1) * m * k * n
 
 
-def median_seconds(fn) -> float:
-    return statistics.median(common.time_calls(fn, RUNS, warmup=3))
-
-
 def time_tf(shapes: dict) -> dict:
     import keras_bert_lite  # noqa: F401, I001  (first: it turns TensorFlow's oneDNN kernels on)
     import tensorflow as tf
@@ -57,7 +53,7 @@ def time_tf(shapes: dict) -> dict:
         lead = [batch] if batch else []
         a, b = tf.random.normal(lead + [m, k]), tf.random.normal(lead + [k, n])
         run = tf.function(lambda a, b: tf.reduce_sum(tf.matmul(a, b)))
-        out[name] = median_seconds(lambda: run(a, b).numpy())
+        out[name] = common.median_seconds(lambda: run(a, b).numpy(), RUNS, warmup=3)
     return out
 
 
@@ -70,7 +66,7 @@ def time_torch(shapes: dict) -> dict:
         for name, (batch, m, k, n) in shapes.items():
             lead = [batch] if batch else []
             a, b = torch.randn(*lead, m, k), torch.randn(*lead, k, n)
-            out[name] = median_seconds(lambda: torch.matmul(a, b).sum().item())
+            out[name] = common.median_seconds(lambda: torch.matmul(a, b).sum().item(), RUNS, warmup=3)
     return out
 
 

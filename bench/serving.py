@@ -17,7 +17,6 @@ import importlib.util
 import json
 import os
 import pathlib
-import statistics
 import sys
 import tempfile
 
@@ -43,10 +42,6 @@ def sentences(n=2000):
     return [s for doc in pydoc_documents() for s in doc if 20 <= len(s) <= 300][:n]
 
 
-def median_seconds(fn, runs):
-    return statistics.median(common.time_calls(fn, runs, warmup=1))
-
-
 def tokenisation_cost(model, vocab, loaded, texts, batch):
     """Seconds per call: text-in serving_default vs the bare classifier on pre-packed (dynamic) inputs."""
     text = tf.constant(texts[:batch])
@@ -54,8 +49,8 @@ def tokenisation_cost(model, vocab, loaded, texts, batch):
     bare = tf.function(lambda x: model(x, training=False))
     serve = loaded.signatures["serving_default"]
     runs = 30 if batch == 1 else 10
-    return (median_seconds(lambda: serve(text=text)["logits"].numpy(), runs),
-            median_seconds(lambda: bare(packed).numpy(), runs))
+    return (common.median_seconds(lambda: serve(text=text)["logits"].numpy(), runs),
+            common.median_seconds(lambda: bare(packed).numpy(), runs))
 
 
 def grpc_load(address, texts, concurrency, seconds):
@@ -95,7 +90,9 @@ def main(argv=None):
         server = ServerProcess(base_path, "--max_batch_size", "32", model_name="bert")
         try:
             server.wait_ready(timeout=300)
-            for concurrency in map(int, args.concurrency.split(",")):
+            levels = [int(c) for c in args.concurrency.split(",")]
+            grpc_load(server.address, texts, max(levels), 2.0)   # warm-up, not recorded: the server's first
+            for concurrency in levels:                              # batches trace the model
                 stats = grpc_load(server.address, texts, concurrency, args.seconds)
                 results["rows"].append({"preset": preset, "concurrency": concurrency, "p50_ms": stats["p50_ms"],
                                         "p99_ms": stats["p99_ms"], "requests_per_s": stats["calls_per_s"]})

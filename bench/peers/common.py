@@ -81,6 +81,11 @@ def time_calls(fn, runs: int, warmup: int) -> list[float]:
     return times
 
 
+def median_seconds(fn, runs: int, warmup: int = 1) -> float:
+    """The median of `time_calls(fn, runs, warmup)`."""
+    return statistics.median(time_calls(fn, runs, warmup))
+
+
 def epoch_timer():
     """A Keras callback whose `times` collects each epoch's wall seconds (imports keras: Keras runners only)."""
     import keras
