@@ -22,6 +22,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))                      # this checkout's keras_bert_lite, as the other bench scripts
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
 
 import common  # noqa: E402  (stdlib only: importable from the torch venv too)
@@ -33,7 +34,7 @@ def layer_shapes(preset: str) -> dict:
     """name -> (batch or None, M, K, N): one encoder layer's products at BATCH x SEQ."""
     s = common.shape(preset)
     h, i, heads = s["hidden"], s["intermediate"], s["heads"]
-    rows, d = BATCH * SEQ, h // s["heads"]
+    rows, d = BATCH * SEQ, h // heads
     return {"qkv": (None, rows, h, 3 * h), "attention output": (None, rows, h, h), "ffn in": (None, rows, h, i),
             "ffn out": (None, rows, i, h), "scores": (BATCH * heads, SEQ, d, SEQ),
             "context": (BATCH * heads, SEQ, SEQ, d)}
