@@ -19,7 +19,6 @@ import pathlib
 import statistics
 import subprocess
 import sys
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))                      # this checkout's keras_bert_lite, as the other bench scripts

@@ -33,8 +33,9 @@ from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
 from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
 from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
 from keras_bert_lite.serving import ServingClient  # noqa: E402
-from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
+from keras_bert_lite.text import Vocab  # noqa: E402
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
+from ours import bare_classifier  # noqa: E402  (bench/peers/ours.py)
 from tests.serving.server_process import ServerProcess  # noqa: E402
 
 
@@ -45,12 +46,12 @@ def sentences(n=2000):
 def tokenisation_cost(model, vocab, loaded, texts, batch):
     """Seconds per call: text-in serving_default vs the bare classifier on pre-packed (dynamic) inputs."""
     text = tf.constant(texts[:batch])
-    packed = BertPacker(128, vocab=vocab, dynamic=True)(BertTokenizer(vocab, lower_case=True).tokenize(text))
-    bare = tf.function(lambda x: model(x, training=False))
+    bare, prepare = bare_classifier(model, vocab)   # the same bare classifier compare_peers times
+    packed = prepare(texts[:batch])
     serve = loaded.signatures["serving_default"]
     runs = 30 if batch == 1 else 10
     return (common.median_seconds(lambda: serve(text=text)["logits"].numpy(), runs),
-            common.median_seconds(lambda: bare(packed).numpy(), runs))
+            common.median_seconds(lambda: bare(packed), runs))
 
 
 def grpc_load(address, texts, concurrency, seconds):
