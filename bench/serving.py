@@ -36,23 +36,12 @@ from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
 from keras_bert_lite.serving import ServingClient  # noqa: E402
 from keras_bert_lite.text import Vocab  # noqa: E402
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
-from ours import bare_classifier  # noqa: E402  (bench/peers/ours.py)
+from ours import tokenisation_overhead  # noqa: E402  (bench/peers/ours.py: what compare_peers times)
 from tests.serving.server_process import ServerProcess  # noqa: E402
 
 
 def sentences(n=2000):
     return [s for doc in pydoc_documents() for s in doc if 20 <= len(s) <= 300][:n]
-
-
-def tokenisation_cost(model, vocab, loaded, texts, seconds):
-    """p50 ms per call, batch 1 and 32: text-in serving_default vs the bare classifier on pre-packed (dynamic)
-    inputs of the same sentences, called one request after the other, order rotating (`common.paired_latency`):
-    a slow spell of the shared cores hits both alike, so their ratio is what in-graph tokenisation costs."""
-    serve = loaded.signatures["serving_default"]
-    text_call = lambda chunk: serve(text=tf.constant(chunk))["logits"].numpy()  # noqa: E731
-    calls = {"serving_default": (text_call, None),
-             "bare": bare_classifier(model, vocab)}   # the same bare classifier compare_peers times
-    return common.paired_latency(calls, texts, {"batch": 32, "serving_seconds": seconds})
 
 
 def grpc_load(address, texts, concurrency, seconds):
@@ -85,10 +74,14 @@ def main(argv=None):
         path = export_saved_model(model, task, vocab, base_path, target="tf-serving")
         import tensorflow_text  # noqa: F401  (the tf-serving target's ops)
         loaded = tf.saved_model.load(path)
-        for level, ms in tokenisation_cost(model, vocab, loaded, texts, args.seconds).items():   # "b1", "b32"
-            results["tokenisation"].append({"preset": preset, "batch": int(level[1:]), "calls": ms["calls"],
-                                            "serving_default_ms": ms["serving_default"], "bare_model_ms": ms["bare"],
-                                            "overhead": ms["serving_default"] / ms["bare"] - 1})
+        # p50 ms per call, text-in serving_default and the bare classifier called in alternation
+        paired = tokenisation_overhead(model, vocab, loaded.signatures["serving_default"], texts,
+                                       {"batch": 32, "serving_seconds": args.seconds})
+        for batch in (1, 32):
+            ms = paired[f"b{batch}"]
+            results["tokenisation"].append({"preset": preset, "batch": batch, "calls": ms["calls"],
+                                            "serving_default_ms": ms["savedmodel"], "bare_model_ms": ms["bare"],
+                                            "overhead": ms["savedmodel"] / ms["bare"] - 1})
         server = ServerProcess(base_path, "--max_batch_size", "32", model_name="bert")
         try:
             server.wait_ready(timeout=300)

@@ -150,11 +150,21 @@ def serving(spec, mode):
         import tensorflow_text  # noqa: F401  (the default tokenizer variant's ops)
 
         serve = tf.saved_model.load(path).signatures["serving_default"]
-        text_call = lambda texts: serve(text=tf.constant(texts))["logits"].numpy()  # noqa: E731
         if mode == "savedmodel":
-            return common.serving_latency(lambda: text_call, data["sample"], spec)
-        return common.paired_latency({"savedmodel": (text_call, None), "bare": bare_classifier(model, vocab)},
-                                     data["sample"], spec)
+            return common.serving_latency(lambda: text_in_call(serve), data["sample"], spec)
+        return tokenisation_overhead(model, vocab, serve, data["sample"], spec)
+
+
+def text_in_call(serve):
+    """call(list of texts) -> logits through a loaded text-in `serving_default` signature."""
+    return lambda texts: serve(text=tf.constant(texts))["logits"].numpy()
+
+
+def tokenisation_overhead(model, vocab, serve, texts, spec) -> dict:
+    """`common.paired_latency` of the text-in SavedModel ("savedmodel") against `bare_classifier` ("bare"):
+    what in-graph tokenisation costs per call, at one sentence and at `spec["batch"]`."""
+    return common.paired_latency({"savedmodel": (text_in_call(serve), None), "bare": bare_classifier(model, vocab)},
+                                 texts, spec)
 
 
 def bare_classifier(model, vocab) -> tuple:
