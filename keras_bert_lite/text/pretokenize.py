@@ -26,8 +26,8 @@ class Words(typing.NamedTuple):
     Attributes:
         chars: int32 RaggedTensor `[batch, (words), (chars)]`: normalised code points of each word.
         starts: int64 RaggedTensor `[batch, (words), (chars)]`: byte offset in the input string of the character
-            each code point came from.
-        ends: int64, same shape: end (exclusive) byte offset of that character.
+            each code point came from (None when not asked for).
+        ends: int64, same shape: end (exclusive) byte offset of that character (None when not asked for).
     """
 
     chars: tf.RaggedTensor
@@ -36,9 +36,17 @@ class Words(typing.NamedTuple):
 
 
 def _lookup(pages: tf.Tensor, blocks: tf.Tensor, cps: tf.Tensor) -> tf.Tensor:
-    """Two-level table lookup (see `UnicodeTables`). `cps` int32 `[n]` → int32 `[n]`."""
+    """Two-level table lookup (see `UnicodeTables`). `cps` int32 `[n]` → int32 `[n]` table values."""
     page = tf.bitwise.right_shift(cps, ut.BLOCK_BITS)
     return tf.gather(blocks, tf.gather(pages, page) + tf.bitwise.bitwise_and(cps, (1 << ut.BLOCK_BITS) - 1))
+
+
+def _row_ids(splits: tf.Tensor) -> tf.Tensor:
+    """`RaggedTensor.value_rowids()` from int64 row splits, as a scatter and a cumsum (value_rowids' Repeat costs
+    several times more on long batches)."""
+    row_starts = splits[1:-1]
+    marks = tf.math.unsorted_segment_sum(tf.ones_like(row_starts), row_starts, num_segments=splits[-1] + 1)
+    return tf.cumsum(marks[:-1])
 
 
 def _final_sigmas(cps: tf.Tensor, props: tf.Tensor, rowids: tf.Tensor) -> tf.Tensor:
@@ -80,62 +88,93 @@ class Pretokenizer(tf.Module):
         super().__init__(name=name)
         self.lower_case = bool(lower_case)
         tables = ut.unicode_tables()
-        self._props = (tf.constant(tables.prop_pages), tf.constant(tables.prop_blocks))
-        self._lower_rows = (tf.constant(tables.lower_pages), tf.constant(tables.lower_blocks))
+        self._table = (tf.constant(tables.pages), tf.constant(tables.blocks))
         self._lower_values = tf.constant(tables.lower_values)
 
-    def __call__(self, text: tf.Tensor) -> Words:
+    def __call__(self, text: tf.Tensor, offsets: bool = True) -> Words:
         """Splits a batch of strings into words.
 
         Args:
             text: tf.string `[batch]`.
+            offsets: also say where each character came from (`Words.starts`, `Words.ends`); False leaves them
+                None and skips their bookkeeping (`BertTokenizer.tokenize` needs ids only).
 
         Returns:
             `Words` with ragged `[batch, (words), (chars)]` components.
         """
-        cps, starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8", errors="replace",
-                                                             replacement_char=0xFFFD)
-        rowids = cps.value_rowids()
-        cp, start = cps.flat_values, starts.flat_values
-        # A character ends where the next one of its string starts, the last one where the string ends.
-        next_in_row = tf.concat([rowids[1:] == rowids[:-1], [False]], axis=0)
-        next_start = tf.concat([start[1:], tf.zeros([1], tf.int64)], axis=0)
-        string_end = tf.gather(tf.cast(tf.strings.length(text), tf.int64), rowids)
-        end = tf.where(next_in_row, next_start, string_end)
+        if offsets:
+            cps, starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8", errors="replace",
+                                                                 replacement_char=0xFFFD)
+        else:
+            cps = tf.strings.unicode_decode(text, "UTF-8", errors="replace", replacement_char=0xFFFD)
+        cp, rowids = cps.flat_values, _row_ids(cps.row_splits)
+        follow = [rowids]   # per-code-point values that move with `cp` through deletion and expansion
+        if offsets:
+            # A character ends where the next one of its string starts, the last one where the string ends.
+            start = starts.flat_values
+            next_in_row = tf.concat([rowids[1:] == rowids[:-1], [False]], axis=0)
+            next_start = tf.concat([start[1:], tf.zeros([1], tf.int64)], axis=0)
+            string_end = tf.gather(tf.cast(tf.strings.length(text), tf.int64), rowids)
+            follow += [start, tf.where(next_in_row, next_start, string_end)]
 
-        props = _lookup(*self._props, cp)
-        dropped = (props & ut.CLASS_MASK) == ut.DROP
-        cp, props, rowids, start, end = tf.cond(  # most text has nothing to drop: skip the gathers
+        values = _lookup(*self._table, cp)
+        dropped = (values & ut.CLASS_MASK) == ut.DROP
+        cp, values, *follow = tf.cond(  # most text has nothing to drop: skip the gathers
             tf.reduce_any(dropped),
-            lambda: [tf.boolean_mask(t, ~dropped) for t in (cp, props, rowids, start, end)],
-            lambda: [cp, props, rowids, start, end])
+            lambda: [tf.boolean_mask(t, ~dropped) for t in (cp, values, *follow)],
+            lambda: [cp, values, *follow])
 
+        cls = values & ut.CLASS_MASK
         if self.lower_case:
-            cp, rowids, start, end = self._lower(cp, props, rowids, start, end)
-            props = _lookup(*self._props, cp)
-        return self._split(cp, props & ut.CLASS_MASK, rowids, start, end, tf.shape(text, out_type=tf.int64)[0])
+            cp, cls, *follow = self._lower(cp, values, follow)
+        return self._split(cp, cls, follow, tf.shape(text, out_type=tf.int64)[0])
 
-    def _lower(self, cp, props, rowids, start, end):
-        """`str.lower()`, NFD, delete Mn: each code point becomes 0..MAX_EXPANSION code points."""
-        cp = tf.cond(tf.reduce_any(cp == ut.CAPITAL_SIGMA),
-                     lambda: tf.where(_final_sigmas(cp, props, rowids), ut.FINAL_SIGMA, cp), lambda: cp)
-        row = _lookup(*self._lower_rows, cp)
-        pad = -tf.ones([tf.size(cp), ut.MAX_EXPANSION - 1], tf.int32)
-        out = tf.where(row[:, None] >= 0, tf.gather(self._lower_values, tf.maximum(row, 0)),
-                       tf.concat([cp[:, None], pad], axis=1))
-        valid = out >= 0                                                                # [n, MAX_EXPANSION]
+    def _lower(self, cp, values, follow):
+        """`str.lower()`, NFD, delete Mn: each code point becomes 0..MAX_EXPANSION code points.
 
-        def expand():
-            source = tf.where(valid)[:, 0]                                              # [m] index into cp
-            return (tf.boolean_mask(out, valid), tf.gather(rowids, source), tf.gather(start, source),
-                    tf.gather(end, source))
+        Args:
+            cp: int32 `[n]` code points; values: their table values (`UnicodeTables`).
+            follow: per-code-point values (row ids first); each output code point gets its source's.
 
-        one_to_one = tf.reduce_all(valid[:, 0]) & ~tf.reduce_any(valid[:, 1:])
-        return tf.cond(one_to_one, lambda: (out[:, 0], rowids, start, end), expand)
+        Returns:
+            `[cp, cls, *follow]` of the output code points (`cls`: their class, which mapping may change:
+            U+2260 ≠ becomes "=" and a combining mark, which is deleted).
+        """
+        row = tf.bitwise.right_shift(values, ut.ROW_SHIFT) - 1
+
+        def final_sigmas():   # final sigma lower-cases to itself: no row
+            final = _final_sigmas(cp, values & ut.PROPS_MASK, follow[0])
+            return tf.where(final, ut.FINAL_SIGMA, cp), tf.where(final, -1, row)
+
+        cp, row = tf.cond(tf.reduce_any(cp == ut.CAPITAL_SIGMA), final_sigmas, lambda: (cp, row))
+        changed = tf.where(row >= 0)[:, 0]                                              # [m]
+        replacements = tf.gather(self._lower_values, tf.gather(row, changed))           # [m, MAX_EXPANSION]
+
+        def replace():  # usual text: every changed code point becomes exactly one: write those m in place
+            at, new = changed[:, None], replacements[:, 0]
+            return [tf.tensor_scatter_nd_update(cp, at, new),
+                    tf.tensor_scatter_nd_update(values & ut.CLASS_MASK, at, _lookup(*self._table, new) & ut.CLASS_MASK),
+                    *follow]
+
+        def expand():   # some code point is deleted or becomes several (Hangul syllables)
+            pad = -tf.ones([tf.size(cp), ut.MAX_EXPANSION - 1], tf.int32)
+            out = tf.where(row[:, None] >= 0, tf.gather(self._lower_values, tf.maximum(row, 0)),
+                           tf.concat([cp[:, None], pad], axis=1))
+            valid = out >= 0                                                            # [n, MAX_EXPANSION]
+            source = tf.where(valid)[:, 0]                                              # index into cp
+            new = tf.boolean_mask(out, valid)
+            return [new, _lookup(*self._table, new) & ut.CLASS_MASK] + [tf.gather(t, source) for t in follow]
+
+        one_to_one = tf.reduce_all(replacements[:, 0] >= 0) & tf.reduce_all(replacements[:, 1:] < 0)
+        return tf.cond(one_to_one, replace, expand)
 
     @staticmethod
-    def _split(cp, cls, rowids, start, end, batch) -> Words:
-        """Groups code points into words: runs of WORD chars; each PUNCT or CJK char alone; SPACE separates."""
+    def _split(cp, cls, follow, batch) -> Words:
+        """Groups code points into words: runs of WORD chars; each PUNCT or CJK char alone; SPACE separates.
+
+        `follow`: row ids, then (with offsets) start and end byte of each code point's source character.
+        """
+        rowids = follow[0]
         new_row = tf.concat([[True], rowids[1:] != rowids[:-1]], axis=0)
         prev_cls = tf.concat([[ut.SPACE], cls[:-1]], axis=0)
         begins = (cls == ut.PUNCT) | (cls == ut.CJK) | ((cls == ut.WORD) & (new_row | (prev_cls != ut.WORD)))
@@ -149,4 +188,5 @@ class Pretokenizer(tf.Module):
             inner = tf.RaggedTensor.from_row_splits(tf.gather(values, in_word), word_splits, validate=False)
             return tf.RaggedTensor.from_row_splits(inner, text_splits, validate=False)
 
-        return Words(chars=nest(cp), starts=nest(start), ends=nest(end))
+        spans = [nest(values) for values in follow[1:]] or [None, None]
+        return Words(nest(cp), *spans)

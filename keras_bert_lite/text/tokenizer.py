@@ -87,7 +87,7 @@ class BertTokenizer(tf.Module):
         Returns:
             int32 RaggedTensor `[batch, (tokens)]`.
         """
-        return self.tokenize_with_offsets(text).ids
+        return self._tokenize(_as_strings(text), offsets=False)[0]
 
     def tokenize_with_offsets(self, text) -> TokensWithOffsets:
         """Like `tokenize`, plus where each token came from in the original string (for SQuAD/NER).
@@ -98,17 +98,7 @@ class BertTokenizer(tf.Module):
         Returns:
             `TokensWithOffsets` of RaggedTensors `[batch, (tokens)]`.
         """
-        text = _as_strings(text)
-        if self.variant == "portable":
-            ids, starts, ends = self._general(text)
-        else:
-            # Printable-ASCII lines (most English text) take tf_text's one-op path: on them its whitespace and
-            # punctuation split, byte limit and ASCII lower-casing are the reference's (pinned by the tests).
-            # A batch of only such lines skips the general path's ~100 ops and the re-ordering entirely: even on
-            # zero rows they cost as much as tokenising a sentence (serving latency at batch 1).
-            simple = tf.strings.regex_full_match(text, _PRINTABLE_ASCII)
-            ids, starts, ends = tf.cond(tf.reduce_all(simple), lambda: tuple(self._printable_ascii(text)),
-                                        lambda: self._mixed(text, simple))
+        ids, starts, ends = self._tokenize(_as_strings(text), offsets=True)
         # A word's first piece is never a "##" piece, every later one is: that numbers the words.
         begins_word = tf.cast(~tf.gather(self._is_continuation, ids.flat_values), tf.int64)
         through = tf.cumsum(begins_word)
@@ -116,31 +106,51 @@ class BertTokenizer(tf.Module):
                                                                                       ids.value_rowids()))
         return TokensWithOffsets(ids=ids, starts=starts, ends=ends, words=ids.with_flat_values(words))
 
-    def _mixed(self, text, simple):
+    def _tokenize(self, text, offsets: bool) -> tuple:
+        """(ids,) or, with `offsets`, (ids, starts, ends): RaggedTensors `[batch, (tokens)]`.
+
+        Without offsets the character-span bookkeeping is skipped: about a third of the time on non-ASCII text.
+        """
+        if self.variant == "portable":
+            return self._general(text, offsets)
+        # Printable-ASCII lines (most English text) take tf_text's one-op path: on them its whitespace and
+        # punctuation split, byte limit and ASCII lower-casing are the reference's (pinned by the tests).
+        # A batch of only such lines skips the general path's ~100 ops and the re-ordering entirely: even on
+        # zero rows they cost as much as tokenising a sentence (serving latency at batch 1).
+        simple = tf.strings.regex_full_match(text, _PRINTABLE_ASCII)
+        return tf.cond(tf.reduce_all(simple), lambda: self._printable_ascii(text, offsets),
+                       lambda: self._mixed(text, simple, offsets))
+
+    def _mixed(self, text, simple, offsets):
         """Rows where `simple` is True through `_printable_ascii`, the others through `_general`, in order."""
         simple_rows, other_rows = tf.where(simple)[:, 0], tf.where(~simple)[:, 0]
-        parts = zip(self._printable_ascii(tf.gather(text, simple_rows)), self._general(tf.gather(text, other_rows)))
+        parts = zip(self._printable_ascii(tf.gather(text, simple_rows), offsets),
+                    self._general(tf.gather(text, other_rows), offsets))
         order = tf.argsort(tf.concat([simple_rows, other_rows], axis=0))
         return tuple(tf.gather(tf.concat(pair, axis=0), order) for pair in parts)
 
-    def _general(self, text):
-        """Any text: our reference pre-tokenizer (core ops), then WordPiece. Returns ids, starts, ends."""
-        words = self._pretokenizer(text)
-        pieces = self._wordpiece(words.chars.values)                 # [all words, (pieces)]
-        word_starts, word_ends = words.starts.values, words.ends.values   # [all words, (chars)]
-        piece_word = pieces.ids.value_rowids()
-        starts = tf.gather(word_starts.flat_values, tf.gather(word_starts.row_starts(), piece_word)
-                           + pieces.begins.flat_values)
-        ends = tf.gather(word_ends.flat_values, tf.gather(word_ends.row_starts(), piece_word)
-                         + pieces.ends.flat_values - 1)
+    def _general(self, text, offsets):
+        """Any text: our reference pre-tokenizer (core ops), then WordPiece."""
+        words = self._pretokenizer(text, offsets)
+        pieces = self._wordpiece(words.chars.values, offsets)        # [all words, (pieces)]
+        values = [pieces.ids.flat_values]
+        if offsets:
+            word_starts, word_ends = words.starts.values, words.ends.values   # [all words, (chars)]
+            piece_word = pieces.ids.value_rowids()
+            values.append(tf.gather(word_starts.flat_values, tf.gather(word_starts.row_starts(), piece_word)
+                                    + pieces.begins.flat_values))
+            values.append(tf.gather(word_ends.flat_values, tf.gather(word_ends.row_starts(), piece_word)
+                                    + pieces.ends.flat_values - 1))
         splits = tf.gather(pieces.ids.row_splits, words.chars.row_splits)
-        return tuple(tf.RaggedTensor.from_row_splits(v, splits) for v in (pieces.ids.flat_values, starts, ends))
+        return tuple(tf.RaggedTensor.from_row_splits(v, splits) for v in values)
 
-    def _printable_ascii(self, text):
+    def _printable_ascii(self, text, offsets):
         """Printable-ASCII text (and tab, newline, return) through tf_text's FastWordpieceTokenizer alone."""
         if self.lower_case:
             text = tf.strings.lower(text)  # ASCII only: equals str.lower() + accent stripping here
-        return self._ascii_wordpiece.tokenize_with_offsets(text)
+        if offsets:
+            return tuple(self._ascii_wordpiece.tokenize_with_offsets(text))
+        return (self._ascii_wordpiece.tokenize(text),)
 
     def detokenize(self, ids) -> tf.Tensor:
         """Ids → text: tokens joined by spaces, `##` pieces glued to the previous one (lossy: the reference

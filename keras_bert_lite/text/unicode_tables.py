@@ -35,6 +35,8 @@ CLASS_MASK = 7
 # Final_Sigma context bits (CPython's _PyUnicode_IsCased / _PyUnicode_IsCaseIgnorable, as str.lower() uses them).
 CASED = 8
 CASE_IGNORABLE = 16
+PROPS_MASK = 31
+ROW_SHIFT = 5   # a table value is props | (lower-case row + 1) << ROW_SHIFT: one lookup gives both
 
 CAPITAL_SIGMA = 0x3A3
 FINAL_SIGMA = 0x3C2
@@ -69,23 +71,33 @@ BLOCK_BITS = 7  # two-level tables: pages of 128 code points, identical pages st
 
 @dataclasses.dataclass(frozen=True)
 class UnicodeTables:
-    """Two-level tables (value = blocks[pages[cp >> BLOCK_BITS] + (cp & 127)]) for fast in-graph gathers.
+    """A two-level table (value = blocks[pages[cp >> BLOCK_BITS] + (cp & 127)]) for fast in-graph gathers.
+
+    A value holds two facts about a code point: its property (`value & PROPS_MASK`: a class `WORD`...`CJK` ORed
+    with `CASED` / `CASE_IGNORABLE`) and, for uncased mode, the row of `lower_values` replacing it (`str.lower()`,
+    NFD, strip Mn): `(value >> ROW_SHIFT) - 1`, -1 where it stays itself.
 
     Attributes:
-        prop_pages, prop_blocks: int32; the property of each code point: a class (`WORD`...`CJK`) ORed with
-            `CASED` / `CASE_IGNORABLE`.
-        lower_pages, lower_blocks: int32; for uncased mode, the row of `lower_values` replacing the code point
-            (`str.lower()`, NFD, strip Mn), or -1 where it stays itself.
+        pages, blocks: int32, the table.
         lower_values: int32 `[M, MAX_EXPANSION]` replacements, padded with -1 (all -1: deleted).
         unicode_version: `unicodedata.unidata_version` the tables were built from.
     """
 
-    prop_pages: np.ndarray
-    prop_blocks: np.ndarray
-    lower_pages: np.ndarray
-    lower_blocks: np.ndarray
+    pages: np.ndarray
+    blocks: np.ndarray
     lower_values: np.ndarray
     unicode_version: str
+
+    def props(self, cps: np.ndarray) -> np.ndarray:
+        """Property values of int code points `cps` (numpy; the graph does the same with tf.gather)."""
+        return self._values(cps) & PROPS_MASK
+
+    def lower_rows(self, cps: np.ndarray) -> np.ndarray:
+        """Rows of `lower_values` replacing `cps` in uncased mode, -1 where a code point stays itself."""
+        return (self._values(cps) >> ROW_SHIFT) - 1
+
+    def _values(self, cps: np.ndarray) -> np.ndarray:
+        return self.blocks[self.pages[cps >> BLOCK_BITS] + (cps & ((1 << BLOCK_BITS) - 1))]
 
 
 def _two_level(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -122,9 +134,7 @@ def unicode_tables() -> UnicodeTables:
             if block_props[i] & CLASS_MASK not in (DROP, SPACE):
                 lower_rows[first + i] = len(replacements)
                 replacements.append([ord(c) for c in mapped[i]] + [-1] * (MAX_EXPANSION - len(mapped[i])))
-    prop_pages, prop_blocks = _two_level(np.concatenate(props))
-    lower_pages, lower_blocks = _two_level(lower_rows)
-    return UnicodeTables(prop_pages=prop_pages, prop_blocks=prop_blocks, lower_pages=lower_pages,
-                         lower_blocks=lower_blocks,
+    pages, blocks = _two_level(np.concatenate(props) | (lower_rows + 1) << ROW_SHIFT)
+    return UnicodeTables(pages=pages, blocks=blocks,
                          lower_values=np.asarray(replacements, np.int32).reshape(-1, MAX_EXPANSION),
                          unicode_version=unicodedata.unidata_version)

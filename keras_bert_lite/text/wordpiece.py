@@ -6,7 +6,8 @@ Two interchangeable op sets compute it:
     constants), so a SavedModel loads in any TensorFlow runtime;
   - `FastWordpiece`: tf_text's `FastWordpieceTokenizeWithOffsets` op (LinMaxMatch, the same greedy result),
     which stock TF Serving links.
-Both take words as code points and return pieces with their character span in the word.
+Both take words as code points and return pieces with their character span in the word (or without it, when the
+caller needs ids only).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ class Pieces(typing.NamedTuple):
 
     Attributes:
         ids: int32 RaggedTensor `[words, (pieces)]`.
-        begins: int64 RaggedTensor `[words, (pieces)]`: index of each piece's first character in its word.
-        ends: int64, same shape: index after its last character.
+        begins: int64 RaggedTensor `[words, (pieces)]`: index of each piece's first character in its word (None
+            when offsets were not asked for).
+        ends: int64, same shape: index after its last character (None likewise).
     """
 
     ids: tf.RaggedTensor
@@ -38,12 +40,16 @@ def _utf8_lengths(cps: tf.Tensor) -> tf.Tensor:
 
 
 def _assemble(num_words, word, ids, begins, ends) -> Pieces:
-    """Builds `Pieces` from flat piece lists; pieces of one word must already be in order (stable sort by word)."""
+    """Builds `Pieces` from flat piece lists; pieces of one word must already be in order (stable sort by word).
+
+    `begins` and `ends` may both be None (ids only).
+    """
     order = tf.argsort(word, stable=True)
     word = tf.gather(word, order)
 
     def ragged(values):
-        return tf.RaggedTensor.from_value_rowids(tf.gather(values, order), word, nrows=num_words)
+        return None if values is None else tf.RaggedTensor.from_value_rowids(tf.gather(values, order), word,
+                                                                             nrows=num_words)
 
     return Pieces(ids=ragged(ids), begins=ragged(begins), ends=ragged(ends))
 
@@ -57,12 +63,16 @@ def _replace_by_unk(pieces: Pieces, unk: tf.Tensor, num_chars: tf.Tensor, unk_id
     keep = tf.repeat(~unk, pieces.ids.row_lengths())
     unk_words = tf.where(unk)[:, 0]
     num_unk = tf.size(unk_words)
+
+    def kept_then(values, unk_values):
+        return None if values is None else tf.concat([tf.boolean_mask(values.flat_values, keep), unk_values], 0)
+
     return _assemble(
         tf.size(unk, out_type=tf.int64),
         tf.concat([tf.boolean_mask(pieces.ids.value_rowids(), keep), unk_words], axis=0),
-        tf.concat([tf.boolean_mask(pieces.ids.flat_values, keep), tf.fill([num_unk], tf.constant(unk_id))], 0),
-        tf.concat([tf.boolean_mask(pieces.begins.flat_values, keep), tf.zeros([num_unk], tf.int64)], axis=0),
-        tf.concat([tf.boolean_mask(pieces.ends.flat_values, keep), tf.gather(num_chars, unk_words)], axis=0))
+        kept_then(pieces.ids, tf.fill([num_unk], tf.constant(unk_id))),
+        kept_then(pieces.begins, tf.zeros([num_unk], tf.int64)),
+        kept_then(pieces.ends, tf.gather(num_chars, unk_words)))
 
 
 class PortableWordpiece(tf.Module):
@@ -86,8 +96,9 @@ class PortableWordpiece(tf.Module):
             tf.lookup.KeyValueTensorInitializer(tf.constant(vocab.tokens), tf.range(len(vocab), dtype=tf.int32)),
             default_value=-1)
 
-    def __call__(self, chars: tf.RaggedTensor) -> Pieces:
-        """Splits words into pieces. `chars`: int32 ragged `[words, (chars)]` code points."""
+    def __call__(self, chars: tf.RaggedTensor, offsets: bool = True) -> Pieces:
+        """Splits words into pieces. `chars`: int32 ragged `[words, (chars)]` code points; `offsets`: also
+        return each piece's character span (else `begins`/`ends` are None)."""
         num_words = chars.nrows()
         num_chars = chars.row_lengths()
         words = tf.strings.unicode_encode(chars, "UTF-8")
@@ -102,8 +113,8 @@ class PortableWordpiece(tf.Module):
             num_words,
             tf.concat([whole_words, tf.gather(pending, word)], axis=0),
             tf.concat([tf.gather(whole, whole_words), ids], axis=0),
-            tf.concat([tf.zeros_like(whole_words), begins], axis=0),
-            tf.concat([tf.gather(num_chars, whole_words), ends], axis=0))
+            tf.concat([tf.zeros_like(whole_words), begins], axis=0) if offsets else None,
+            tf.concat([tf.gather(num_chars, whole_words), ends], axis=0) if offsets else None)
         unk = too_long | tf.scatter_nd(pending[:, None], bad, tf.shape(done, out_type=tf.int64))
         return _with_unk_words(pieces, unk, num_chars, self._unk_id)
 
@@ -184,10 +195,15 @@ class FastWordpiece(tf.Module):
             token_out_type=tf.int32, unknown_token=vocab.tokens[vocab.unk_id], no_pretokenization=True,
             support_detokenization=False)
 
-    def __call__(self, chars: tf.RaggedTensor) -> Pieces:
-        """Splits words into pieces. `chars`: int32 ragged `[words, (chars)]` code points."""
+    def __call__(self, chars: tf.RaggedTensor, offsets: bool = True) -> Pieces:
+        """Splits words into pieces. `chars`: int32 ragged `[words, (chars)]` code points; `offsets`: also
+        return each piece's character span (else `begins`/`ends` are None)."""
         num_chars = chars.row_lengths()
-        ids, byte_begins, byte_ends = self._fast.tokenize_with_offsets(tf.strings.unicode_encode(chars, "UTF-8"))
+        words = tf.strings.unicode_encode(chars, "UTF-8")
+        if not offsets:
+            pieces = Pieces(ids=self._fast.tokenize(words), begins=None, ends=None)
+            return _with_unk_words(pieces, num_chars > self._max_chars, num_chars, self._unk_id)
+        ids, byte_begins, byte_ends = self._fast.tokenize_with_offsets(words)
         # Byte offsets within each word → character positions, through the flat list of character boundaries.
         boundaries = tf.concat([[0], tf.cumsum(_utf8_lengths(chars.flat_values))], axis=0)
         first_char = chars.row_starts()

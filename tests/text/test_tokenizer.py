@@ -13,15 +13,18 @@ VARIANTS = ("default", "portable")
 CASINGS = ("uncased", "cased")
 
 
+@pytest.mark.parametrize("method", ["tokenize", "tokenize_with_offsets"])   # two paths: ids only, with offsets
 @pytest.mark.parametrize("casing", CASINGS)
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_golden_ids_equal_reference(tokenizers, goldens, variant, casing):
+def test_golden_ids_equal_reference(tokenizers, goldens, variant, casing, method):
     assert goldens["unicode_version"] == unicodedata.unidata_version, (
         "tests/golden/tokenizer_goldens.json was generated with Unicode tables "
         f"{goldens['unicode_version']}, this Python has {unicodedata.unidata_version}; regenerate the goldens "
         "with tests/golden/make_tokenizer_goldens.py under this Python.")
     cases = goldens["cases"]
-    got = tokenizers[variant, casing].tokenize(tf.constant([case_bytes(c) for c in cases])).to_list()
+    text = tf.constant([case_bytes(c) for c in cases])
+    out = getattr(tokenizers[variant, casing], method)(text)
+    got = (out if method == "tokenize" else out.ids).to_list()
     mismatches = [(c.get("text", c.get("utf8_hex")), g, c[casing]) for c, g in zip(cases, got) if g != c[casing]]
     assert not mismatches, f"{len(mismatches)}/{len(cases)} lines differ from the reference, first: {mismatches[0]}"
     assert len(cases) >= 400
@@ -45,6 +48,16 @@ def test_known_ids(tokenizers, uncased_vocab, variant):
     assert [uncased_vocab.tokens[i] for i in ids[1]] == ["st", "##raße", "…", "[UNK]"]
     assert ids[2] == [v["ab"]]          # control character deleted, not a word break
     assert ids[3] == []
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_mapping_may_change_a_characters_class(tokenizers, uncased_vocab, variant):
+    """Uncased: "≠" lower-cases to "=" + U+0338, a combining mark that is deleted; "=" is punctuation. In a batch
+    where every changed character maps to one (written in place) and in one with a Hangul syllable (expanded)."""
+    tok = tokenizers[variant, "uncased"]
+    want = [uncased_vocab.token_to_id[t] for t in ("a", "=", "b")]
+    assert tok.tokenize(tf.constant(["a≠B"])).to_list() == [want]
+    assert tok.tokenize(tf.constant(["a≠B", "한"])).to_list()[0] == want
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
