@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import typing
 
+import numpy as np
 import tensorflow as tf
 
 from keras_bert_lite.text.vocab import CONTINUATION_PREFIX, Vocab
@@ -75,12 +76,20 @@ def _replace_by_unk(pieces: Pieces, unk: tf.Tensor, num_chars: tf.Tensor, unk_id
         kept_then(pieces.ends, tf.gather(num_chars, unk_words)))
 
 
+def _table(keys, ids) -> tf.lookup.StaticHashTable:
+    """A core-TF hash table: string key → int32 id, -1 for a missing key."""
+    return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant(list(keys), tf.string), tf.constant(list(ids), tf.int32)), default_value=-1)
+
+
 class PortableWordpiece(tf.Module):
     """Greedy longest-match-first WordPiece in core TensorFlow ops.
 
     All words are first looked up whole (most words are one piece). The rest advance together in a
     `tf.while_loop`: each step looks up every candidate piece at the current position at once (lengths
-    1..`vocab.max_piece_chars`, `##`-prefixed after the first piece) and keeps the longest one in the vocabulary.
+    1..`vocab.max_piece_chars`) and keeps the longest one in the vocabulary. Every word is at its first piece
+    in the first step and past it in all later ones, so those look candidates up in a table of the `##` pieces
+    keyed without the prefix (no string joins in the loop).
 
     Args:
         vocab: the `Vocab`.
@@ -92,9 +101,11 @@ class PortableWordpiece(tf.Module):
         self._unk_id = vocab.unk_id
         self._max_chars = max_chars_per_word
         self._max_piece = vocab.max_piece_chars
-        self._table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(tf.constant(vocab.tokens), tf.range(len(vocab), dtype=tf.int32)),
-            default_value=-1)
+        self._table = _table(vocab.tokens, range(len(vocab)))
+        continuations = np.flatnonzero(vocab.is_continuation).tolist()
+        suffixes = [vocab.tokens[i][len(CONTINUATION_PREFIX):] for i in continuations]
+        # A table cannot be empty: a vocabulary without "##" pieces gets one key no candidate can equal.
+        self._continuation_table = _table(suffixes or [""], continuations or [-1])
 
     def __call__(self, chars: tf.RaggedTensor, offsets: bool = True) -> Pieces:
         """Splits words into pieces. `chars`: int32 ragged `[words, (chars)]` code points; `offsets`: also
@@ -146,10 +157,11 @@ class PortableWordpiece(tf.Module):
             word_bounds = tf.gather(bounds, alive)
             first = tf.gather(word_bounds, start, batch_dims=1)                          # [a]
             last = tf.gather(word_bounds, tf.minimum(stop, length[:, None]), batch_dims=1)
-            text = tf.strings.substr(tf.broadcast_to(tf.gather(words, alive)[:, None], tf.shape(stop)),
+            text = tf.strings.substr(tf.gather(words, alive)[:, None],                   # [a, k] candidates
                                      tf.broadcast_to(first[:, None], tf.shape(stop)), last - first[:, None])
-            text = tf.where(start[:, None] > 0, tf.strings.join([CONTINUATION_PREFIX, text]), text)
-            found = tf.where(fits, self._table.lookup(text), -1)                         # [a, k]
+            table = tf.cond(step == 1, lambda: self._table.lookup(text),                  # first pieces
+                            lambda: self._continuation_table.lookup(text))                # "##" pieces
+            found = tf.where(fits, table, -1)                                             # [a, k]
             best = tf.reduce_max(tf.where(found >= 0, sizes[None, :], 0), axis=1)        # [a], 0: none
             ok = best > 0
             piece = tf.gather(found, tf.maximum(best - 1, 0), batch_dims=1)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite.text import BertTokenizer
+from keras_bert_lite.text import BertTokenizer, Vocab
 from tests.text.conftest import case_bytes
 
 VARIANTS = ("default", "portable")
@@ -126,6 +126,14 @@ def test_max_chars_per_word(uncased_vocab):
     tok = BertTokenizer(uncased_vocab, lower_case=True, max_chars_per_word=5, variant="portable")
     assert tok.tokenize(tf.constant(["hello hellos"])).to_list() == [[uncased_vocab.token_to_id["hello"],
                                                                          uncased_vocab.unk_id]]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_vocab_without_continuation_pieces(variant):
+    """Only whole-word pieces: a word that is not one becomes [UNK]."""
+    vocab = Vocab(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "ab"])
+    tok = BertTokenizer(vocab, lower_case=True, variant=variant)
+    assert tok.tokenize(tf.constant(["ab aab b,", "c"])).to_list() == [[7, 1, 6, 1], [1]]
 
 
 def test_batch_composition_does_not_change_rows(tokenizers):
