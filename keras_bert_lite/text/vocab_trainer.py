@@ -23,8 +23,9 @@ def count_words(lines: Iterable[str | bytes], lower_case: bool, batch_size: int 
         Counter word (str) → occurrences.
     """
     pretokenizer = Pretokenizer(lower_case)
-    split = tf.function(lambda text: tf.strings.unicode_encode(pretokenizer(text).chars.values, "UTF-8"),
-                        input_signature=[tf.TensorSpec([None], tf.string)])
+    split = tf.function(
+        lambda text: tf.strings.unicode_encode(pretokenizer(text, offsets=False).chars.values, "UTF-8"),
+        input_signature=[tf.TensorSpec([None], tf.string)])
     counts = collections.Counter()
     batch = []
     for line in lines:
