@@ -1,5 +1,7 @@
 """BertTokenizer: exact reference ids (goldens) for both variants and casings, offsets, bad input, tf.data."""
 
+import importlib.util
+import random
 import unicodedata
 
 import numpy as np
@@ -7,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert_lite.text import BertTokenizer, Vocab
-from tests.text.conftest import case_bytes
+from tests.text.conftest import GOLDEN_DIR, case_bytes
 
 VARIANTS = ("default", "portable")
 CASINGS = ("uncased", "cased")
@@ -58,6 +60,35 @@ def test_mapping_may_change_a_characters_class(tokenizers, uncased_vocab, varian
     want = [uncased_vocab.token_to_id[t] for t in ("a", "=", "b")]
     assert tok.tokenize(tf.constant(["a≠B"])).to_list() == [want]
     assert tok.tokenize(tf.constant(["a≠B", "한"])).to_list()[0] == want
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_tricky_text_equals_reference(tokenizers, uncased_vocab, variant):
+    """Random strings of the characters where uncased mapping is tricky — capital/final sigma, combining marks
+    (deleted), Hangul (expands), ≠ (changes class), İ, ẞ, titlecase digraphs, controls, NBSP/U+2028, emoji —
+    against the vendored reference, through both methods, in batches large and small (so batches take both
+    the in-place and the expanding lower-case path)."""
+    spec = importlib.util.spec_from_file_location("reference", GOLDEN_DIR / "text_reference_tokenization.py")
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+    ref = reference.FullTokenizer(dict(uncased_vocab.token_to_id), do_lower_case=True, max_input_chars_per_word=100)
+    pools = ["abcXYZ", "ΣσςΑΒΓ", "\u0301\u0308\u0338", "한국어", "中文", " \t\n\u00a0\u2028",
+             "\x00\x01\u200b\ufffd", "≠≮İẞé", ".,!?", "\U0001F600", "ǅǈ"]
+    rng = random.Random(0)
+    texts = ["".join(rng.choice(rng.choice(pools)) for _ in range(rng.randint(0, 12))) for _ in range(600)]
+    want = [ref.convert_tokens_to_ids(ref.tokenize(t)) for t in texts]
+    tok = tokenizers[variant, "uncased"]
+    signature = [tf.TensorSpec([None], tf.string)]
+    methods = {"tokenize": tf.function(tok.tokenize, input_signature=signature),
+               "tokenize_with_offsets": tf.function(lambda t: tok.tokenize_with_offsets(t).ids,
+                                                    input_signature=signature)}
+    for name, method in methods.items():
+        for size in (600, 5):
+            got = []
+            for i in range(0, len(texts), size):
+                got += method(tf.constant([t.encode() for t in texts[i:i + size]])).to_list()
+            mismatches = [(t, g, w) for t, g, w in zip(texts, got, want) if g != w]
+            assert not mismatches, f"{name}, batches of {size}: {len(mismatches)} differ, first {mismatches[0]}"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
