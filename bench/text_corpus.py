@@ -21,6 +21,8 @@ import subprocess
 
 PACKAGES = ("manpages-de", "manpages-es", "manpages-fr", "manpages-ru", "manpages-cs", "manpages-pl", "manpages-ja",
             "manpages-zh", "iso-codes")
+CACHE = pathlib.Path("/tmp/kbl_text_corpora")   # the unpacked Debian packages, kept between runs
+PER_SOURCE = 4000
 MAN_LANGUAGES = ("de", "es", "fr", "ru", "cs", "pl", "ja", "zh_CN", "zh_TW")
 
 
@@ -76,8 +78,8 @@ def corpus(cache: pathlib.Path, per_source: int, seed: int = 0) -> dict[str, lis
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", type=pathlib.Path, help="where to write the lines (bytes, one per line)")
-    parser.add_argument("--cache", type=pathlib.Path, default=pathlib.Path("/tmp/kbl_text_corpora"))
-    parser.add_argument("--per-source", type=int, default=4000)
+    parser.add_argument("--cache", type=pathlib.Path, default=CACHE)
+    parser.add_argument("--per-source", type=int, default=PER_SOURCE)
     args = parser.parse_args()
     sources = corpus(args.cache, args.per_source)
     with open(args.output, "wb") as f:

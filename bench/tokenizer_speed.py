@@ -107,10 +107,9 @@ def main():
     if args.corpus:
         corpora["multilingual (text_corpus)"] = open(args.corpus, "rb").read().split(b"\n")[:-1]
     if args.by_source:
-        sys.path.insert(0, str(ROOT / "bench"))
-        import text_corpus
+        import text_corpus   # beside this script
 
-        corpora.update(text_corpus.corpus(pathlib.Path("/tmp/kbl_text_corpora"), 4000))
+        corpora.update(text_corpus.corpus(text_corpus.CACHE, text_corpus.PER_SOURCE))
     print(f"{'corpus':28s} {'tokenizer':26s} {'lines/s':>9s} {'MB/s':>7s} {'vs HF fast':>10s}")
     rows = []
     for name, lines in corpora.items():

@@ -124,9 +124,10 @@ class Pretokenizer(tf.Module):
             lambda: [tf.boolean_mask(t, ~dropped) for t in (cp, values, *follow)],
             lambda: [cp, values, *follow])
 
-        cls = values & ut.CLASS_MASK
         if self.lower_case:
             cp, cls, *follow = self._lower(cp, values, follow)
+        else:
+            cls = values & ut.CLASS_MASK
         return self._split(cp, cls, follow, tf.shape(text, out_type=tf.int64)[0])
 
     def _lower(self, cp, values, follow):
@@ -158,8 +159,7 @@ class Pretokenizer(tf.Module):
 
         def expand():   # some code point is deleted or becomes several (Hangul syllables)
             pad = -tf.ones([tf.size(cp), ut.MAX_EXPANSION - 1], tf.int32)
-            out = tf.where(row[:, None] >= 0, tf.gather(self._lower_values, tf.maximum(row, 0)),
-                           tf.concat([cp[:, None], pad], axis=1))
+            out = tf.tensor_scatter_nd_update(tf.concat([cp[:, None], pad], axis=1), changed[:, None], replacements)
             valid = out >= 0                                                            # [n, MAX_EXPANSION]
             source = tf.where(valid)[:, 0]                                              # index into cp
             new = tf.boolean_mask(out, valid)

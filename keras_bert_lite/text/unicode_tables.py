@@ -35,8 +35,8 @@ CLASS_MASK = 7
 # Final_Sigma context bits (CPython's _PyUnicode_IsCased / _PyUnicode_IsCaseIgnorable, as str.lower() uses them).
 CASED = 8
 CASE_IGNORABLE = 16
-PROPS_MASK = 31
-ROW_SHIFT = 5   # a table value is props | (lower-case row + 1) << ROW_SHIFT: one lookup gives both
+PROPS_MASK = CLASS_MASK | CASED | CASE_IGNORABLE
+ROW_SHIFT = PROPS_MASK.bit_length()   # a table value is props | (lower-case row + 1) << ROW_SHIFT: one lookup
 
 CAPITAL_SIGMA = 0x3A3
 FINAL_SIGMA = 0x3C2
@@ -87,17 +87,6 @@ class UnicodeTables:
     blocks: np.ndarray
     lower_values: np.ndarray
     unicode_version: str
-
-    def props(self, cps: np.ndarray) -> np.ndarray:
-        """Property values of int code points `cps` (numpy; the graph does the same with tf.gather)."""
-        return self._values(cps) & PROPS_MASK
-
-    def lower_rows(self, cps: np.ndarray) -> np.ndarray:
-        """Rows of `lower_values` replacing `cps` in uncased mode, -1 where a code point stays itself."""
-        return (self._values(cps) >> ROW_SHIFT) - 1
-
-    def _values(self, cps: np.ndarray) -> np.ndarray:
-        return self.blocks[self.pages[cps >> BLOCK_BITS] + (cps & ((1 << BLOCK_BITS) - 1))]
 
 
 def _two_level(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

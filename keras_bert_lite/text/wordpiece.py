@@ -212,19 +212,23 @@ class FastWordpiece(tf.Module):
         return each piece's character span (else `begins`/`ends` are None)."""
         num_chars = chars.row_lengths()
         words = tf.strings.unicode_encode(chars, "UTF-8")
-        if not offsets:
+        if offsets:
+            pieces = self._with_char_spans(chars, *self._fast.tokenize_with_offsets(words))
+        else:
             pieces = Pieces(ids=self._fast.tokenize(words), begins=None, ends=None)
-            return _with_unk_words(pieces, num_chars > self._max_chars, num_chars, self._unk_id)
-        ids, byte_begins, byte_ends = self._fast.tokenize_with_offsets(words)
-        # Byte offsets within each word → character positions, through the flat list of character boundaries.
+        return _with_unk_words(pieces, num_chars > self._max_chars, num_chars, self._unk_id)
+
+    @staticmethod
+    def _with_char_spans(chars, ids, byte_begins, byte_ends) -> Pieces:
+        """Byte offsets within each word → character positions, through the flat list of character boundaries."""
         boundaries = tf.concat([[0], tf.cumsum(_utf8_lengths(chars.flat_values))], axis=0)
         first_char = chars.row_starts()
-        word_base = tf.gather(boundaries, first_char)
+        piece_word = ids.value_rowids()                          # the same for begins and ends
+        base = tf.gather(tf.gather(boundaries, first_char), piece_word)
+        first = tf.gather(first_char, piece_word)
 
-        def to_chars(offsets):
-            base = tf.gather(word_base, offsets.value_rowids())
-            position = tf.searchsorted(boundaries, base + offsets.flat_values, side="left", out_type=tf.int64)
-            return offsets.with_flat_values(position - tf.gather(first_char, offsets.value_rowids()))
+        def to_chars(byte_offsets):
+            position = tf.searchsorted(boundaries, base + byte_offsets.flat_values, side="left", out_type=tf.int64)
+            return ids.with_flat_values(position - first)
 
-        pieces = Pieces(ids=ids, begins=to_chars(byte_begins), ends=to_chars(byte_ends))
-        return _with_unk_words(pieces, num_chars > self._max_chars, num_chars, self._unk_id)
+        return Pieces(ids=ids, begins=to_chars(byte_begins), ends=to_chars(byte_ends))
