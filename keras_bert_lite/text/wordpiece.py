@@ -118,7 +118,7 @@ class PortableWordpiece(tf.Module):
         done = (whole >= 0) | too_long
         pending = tf.where(~done)[:, 0]
         word, ids, begins, ends, bad = self._split(
-            tf.gather(words, pending), tf.gather(chars, pending))
+            tf.gather(words, pending), tf.gather(chars, pending), offsets)
         whole_words = tf.where(done & ~too_long)[:, 0]
         pieces = _assemble(
             num_words,
@@ -129,17 +129,18 @@ class PortableWordpiece(tf.Module):
         unk = too_long | tf.scatter_nd(pending[:, None], bad, tf.shape(done, out_type=tf.int64))
         return _with_unk_words(pieces, unk, num_chars, self._unk_id)
 
-    def _split(self, words: tf.Tensor, chars: tf.RaggedTensor):
+    def _split(self, words: tf.Tensor, chars: tf.RaggedTensor, offsets: bool):
         """The greedy loop over words that are not one piece.
 
         Args:
             words: tf.string `[p]` the words, UTF-8.
             chars: int32 ragged `[p, (chars)]` their code points.
+            offsets: also collect each piece's begin and end (else both are None).
 
         Returns:
             word (int64 `[q]`, index into `words`), id (int32 `[q]`), begin and end (int64 `[q]`, character
-            positions) of every piece found, in order within each word; and bad (bool `[p]`): words that cannot
-            be covered (their pieces must be dropped).
+            positions; None without `offsets`) of every piece found, in order within each word; and bad (bool
+            `[p]`): words that cannot be covered (their pieces must be dropped).
         """
         lengths = chars.row_lengths()
         byte_lengths = tf.ragged.map_flat_values(_utf8_lengths, chars)
@@ -165,24 +166,24 @@ class PortableWordpiece(tf.Module):
             best = tf.reduce_max(tf.where(found >= 0, sizes[None, :], 0), axis=1)        # [a], 0: none
             ok = best > 0
             piece = tf.gather(found, tf.maximum(best - 1, 0), batch_dims=1)
-            arrays = [ta.write(step, value) for ta, value in zip(
-                arrays, (tf.boolean_mask(alive, ok), tf.boolean_mask(piece, ok), tf.boolean_mask(start, ok),
-                         tf.boolean_mask(start + best, ok)))]
+            found_pieces = (alive, piece, start, start + best)[:len(arrays)]
+            arrays = [ta.write(step, tf.boolean_mask(value, ok)) for ta, value in zip(arrays, found_pieces)]
             bad = tf.tensor_scatter_nd_update(bad, tf.boolean_mask(alive, ~ok)[:, None],
                                               tf.fill([tf.reduce_sum(tf.cast(~ok, tf.int32))], True))
             more = ok & (start + best < length)
             return step + 1, tf.boolean_mask(alive, more), tf.boolean_mask(start + best, more), arrays, bad
 
-        # Element 0 is empty, so that concat() works when no step runs.
+        # word, id (and begin, end) of the pieces found; element 0 is empty, so concat() works if no step runs.
+        dtypes = (tf.int64, tf.int32, tf.int64, tf.int64) if offsets else (tf.int64, tf.int32)
         arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True, infer_shape=False, element_shape=[None])
-                  .write(0, tf.zeros([0], dtype)) for dtype in (tf.int64, tf.int32, tf.int64, tf.int64)]
+                  .write(0, tf.zeros([0], dtype)) for dtype in dtypes]
         _, _, _, arrays, bad = tf.while_loop(
             lambda step, alive, *_: tf.size(alive) > 0, body,
             (tf.constant(1), tf.range(num, dtype=tf.int64), tf.zeros([num], tf.int64), arrays,
              tf.zeros([num], tf.bool)),
             shape_invariants=(tf.TensorShape([]), tf.TensorShape([None]), tf.TensorShape([None]),
-                              [tf.TensorShape(None)] * 4, tf.TensorShape([None])))
-        word, ids, begins, ends = (ta.concat() for ta in arrays)
+                              [tf.TensorShape(None)] * len(arrays), tf.TensorShape([None])))
+        word, ids, begins, ends = [ta.concat() for ta in arrays] + [None] * (4 - len(arrays))
         return word, ids, begins, ends, bad
 
 
