@@ -166,8 +166,8 @@ class PortableWordpiece(tf.Module):
             best = tf.reduce_max(tf.where(found >= 0, sizes[None, :], 0), axis=1)        # [a], 0: none
             ok = best > 0
             piece = tf.gather(found, tf.maximum(best - 1, 0), batch_dims=1)
-            found_pieces = (alive, piece, start, start + best)[:len(arrays)]
-            arrays = [ta.write(step, tf.boolean_mask(value, ok)) for ta, value in zip(arrays, found_pieces)]
+            fields = (alive, piece, start, start + best) if offsets else (alive, piece)
+            arrays = [ta.write(step, tf.boolean_mask(value, ok)) for ta, value in zip(arrays, fields)]
             bad = tf.tensor_scatter_nd_update(bad, tf.boolean_mask(alive, ~ok)[:, None],
                                               tf.fill([tf.reduce_sum(tf.cast(~ok, tf.int32))], True))
             more = ok & (start + best < length)
@@ -183,7 +183,8 @@ class PortableWordpiece(tf.Module):
              tf.zeros([num], tf.bool)),
             shape_invariants=(tf.TensorShape([]), tf.TensorShape([None]), tf.TensorShape([None]),
                               [tf.TensorShape(None)] * len(arrays), tf.TensorShape([None])))
-        word, ids, begins, ends = [ta.concat() for ta in arrays] + [None] * (4 - len(arrays))
+        word, ids, *spans = [ta.concat() for ta in arrays]
+        begins, ends = spans if offsets else (None, None)
         return word, ids, begins, ends, bad
 
 

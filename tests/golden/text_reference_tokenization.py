@@ -16,8 +16,8 @@
 
 Kept character for character from the original except: Python-3 only (`six` dropped), the vocabulary is passed
 as a dict instead of read with `tf.gfile`, and `max_input_chars_per_word` is a parameter of `FullTokenizer`
-(original default 200; Hugging Face's copy and keras_bert_lite use 100). Never imported by the library or tests'
-code paths: the golden generator and the parity measurement run it to produce expected ids.
+(original default 200; Hugging Face's copy and keras_bert_lite use 100). Never imported by the library: the
+golden generator, the parity measurement and the random tricky-text test run it to produce expected ids.
 """
 
 import unicodedata

@@ -1,6 +1,5 @@
 """BertTokenizer: exact reference ids (goldens) for both variants and casings, offsets, bad input, tf.data."""
 
-import importlib.util
 import random
 import unicodedata
 
@@ -9,7 +8,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert_lite.text import BertTokenizer, Vocab
-from tests.text.conftest import GOLDEN_DIR, case_bytes
+from tests.golden import text_reference_tokenization as reference
+from tests.text.conftest import case_bytes
 
 VARIANTS = ("default", "portable")
 CASINGS = ("uncased", "cased")
@@ -68,9 +68,6 @@ def test_random_tricky_text_equals_reference(tokenizers, uncased_vocab, variant)
     (deleted), Hangul (expands), ≠ (changes class), İ, ẞ, titlecase digraphs, controls, NBSP/U+2028, emoji —
     against the vendored reference, through both methods, in batches large and small (so batches take both
     the in-place and the expanding lower-case path)."""
-    spec = importlib.util.spec_from_file_location("reference", GOLDEN_DIR / "text_reference_tokenization.py")
-    reference = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(reference)
     ref = reference.FullTokenizer(dict(uncased_vocab.token_to_id), do_lower_case=True, max_input_chars_per_word=100)
     pools = ["abcXYZ", "ΣσςΑΒΓ", "\u0301\u0308\u0338", "한국어", "中文", " \t\n\u00a0\u2028",
              "\x00\x01\u200b\ufffd", "≠≮İẞé", ".,!?", "\U0001F600", "ǅǈ"]
