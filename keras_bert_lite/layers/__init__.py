@@ -3,8 +3,9 @@
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
 from keras_bert_lite.layers.embeddings import BertEmbeddings
 from keras_bert_lite.layers.encoder_block import TransformerEncoderBlock
+from keras_bert_lite.layers.layer_norm import LayerNorm
 from keras_bert_lite.layers.heads import (BertPooler, FoldChoices, LogitsHead, MaskedLMHead, MultipleChoiceHead,
                                           SpanHead)
 
-__all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "TransformerEncoderBlock", "BertPooler", "MaskedLMHead",
-           "LogitsHead", "SpanHead", "MultipleChoiceHead", "FoldChoices"]
+__all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "TransformerEncoderBlock", "LayerNorm", "BertPooler",
+           "MaskedLMHead",           "LogitsHead", "SpanHead", "MultipleChoiceHead", "FoldChoices"]

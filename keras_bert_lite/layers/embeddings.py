@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_bert_lite.layers.layer_norm import LayerNorm
+
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
 class BertEmbeddings(keras.layers.Layer):
@@ -38,8 +40,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
         self.dropout = dropout
-        self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype=self.dtype_policy,
-                                                          name="layer_norm")
+        self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
         self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):

@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
+from keras_bert_lite.layers.layer_norm import LayerNorm
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -46,15 +47,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention = MultiHeadSelfAttention(hidden_size, num_heads, attention_dropout, initializer_range,
                                                 dtype=policy, name="attention")
         self.attention_dropout_layer = keras.layers.Dropout(hidden_dropout, dtype=policy, name="attention_dropout")
-        self.attention_layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype=policy,
-                                                                    name="attention_layer_norm")
+        self.attention_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
         self.activation = get_activation(hidden_act)
         self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init, dtype=policy,
                                                name="intermediate")
         self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, dtype=policy, name="output")
         self.output_dropout = keras.layers.Dropout(hidden_dropout, dtype=policy, name="output_dropout")
-        self.output_layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype=policy,
-                                                                 name="output_layer_norm")
+        self.output_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="output_layer_norm")
 
     def build(self, input_shape=None):
         shape = (None, None, self.hidden_size)
@@ -66,14 +65,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, x, input_mask, training=None):
-        attended = self.attention(x, input_mask, training=training)
-        x = self.attention_layer_norm(x + self.attention_dropout_layer(attended, training=training))
-        # The FFN on the [b*s, H] token rows: on 2-D inputs TensorFlow's oneDNN rewrite fuses matmul + bias +
-        # GELU into one kernel; a 3-D Dense is reshape/MatMul/reshape and the fusion never matches.
+        # The block runs on the [b*s, H] token rows. With oneDNN (inference), TensorFlow then fuses each
+        # projection with its bias, the FFN's first one with the GELU, and the attention output and FFN output
+        # with the residual Add that follows them, into single kernels; LayerNorm is one kernel (LayerNorm).
         tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
+        attended = self.attention(tokens, input_mask, training=training)                  # [b*s, H]
+        tokens = self.attention_layer_norm(tokens + self.attention_dropout_layer(attended, training=training))
         h = self.output_dense(self.activation(self.intermediate(tokens)))                # [b*s, I] -> [b*s, H]
-        h = ops.reshape(h, ops.shape(x))                                                  # [b, s, H]
-        return self.output_layer_norm(x + self.output_dropout(h, training=training))
+        tokens = self.output_layer_norm(tokens + self.output_dropout(h, training=training))
+        return ops.reshape(tokens, ops.shape(x))                                          # [b, s, H]
 
     def compute_output_spec(self, x, input_mask, training=None):
         return keras.KerasTensor(x.shape, dtype=self.compute_dtype)

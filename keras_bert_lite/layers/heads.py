@@ -7,6 +7,7 @@ import keras
 from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
+from keras_bert_lite.layers.layer_norm import LayerNorm
 
 
 def _truncated_normal(stddev):
@@ -83,8 +84,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.activation = get_activation(hidden_act)
         self.transform = keras.layers.Dense(hidden_size, kernel_initializer=_truncated_normal(initializer_range),
                                             dtype=self.dtype_policy, name="transform")
-        self.layer_norm = keras.layers.LayerNormalization(epsilon=layer_norm_eps, dtype=self.dtype_policy,
-                                                          name="layer_norm")
+        self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
 
     def build(self, input_shape=None):
         self.transform.build((None, None, self.hidden_size))
