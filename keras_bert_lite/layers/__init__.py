@@ -8,4 +8,4 @@ from keras_bert_lite.layers.heads import (BertPooler, FoldChoices, LogitsHead, M
                                           SpanHead)
 
 __all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "TransformerEncoderBlock", "LayerNorm", "BertPooler",
-           "MaskedLMHead",           "LogitsHead", "SpanHead", "MultipleChoiceHead", "FoldChoices"]
+           "MaskedLMHead", "LogitsHead", "SpanHead", "MultipleChoiceHead", "FoldChoices"]

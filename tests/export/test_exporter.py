@@ -66,13 +66,16 @@ print("RESULT " + json.dumps({"logits": out["logits"].numpy().tolist(),
 """
 
 
-@pytest.mark.parametrize("target", ["portable", "tf-serving"])
-def test_fresh_process_outputs_equal_the_in_python_model(trained_classifier, vocab, tmp_path, target):
+# The export is traced here with TensorFlow's oneDNN kernels on (LayerNorm is then written as FusedBatchNormV3,
+# layers/layer_norm.py); the loading process may have them on or off (TF Serving builds, CPUs without AVX-512).
+@pytest.mark.parametrize("target,onednn", [("portable", "0"), ("tf-serving", "1"), ("tf-serving", "0")])
+def test_fresh_process_outputs_equal_the_in_python_model(trained_classifier, vocab, tmp_path, target, onednn):
     model, spec = trained_classifier
     path = export_saved_model(model, spec, vocab, str(tmp_path / "cls"), target=target)
     assert audit_saved_model(path, target).ok
     run = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, path, target, json.dumps(TEXTS)],
-                         capture_output=True, text=True, timeout=300)
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn})
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.split("RESULT ")[-1])
     assert result["tf_text_imported"] == (target == "tf-serving")
