@@ -471,6 +471,10 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     peak = max((v for v in peaks.values() if v), default=None)
     parts = [f"{machine['cpu_count']} CPU cores ({machine['cpu']}), fp32, batch 32, seq 128; matmul peak "
              f"(2048³ fp32): " + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
+    onednn = {impl: v["onednn_enabled"] for impl, v in machine.get("versions", {}).items() if "onednn_enabled" in v}
+    if onednn:   # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU
+        parts.append("TensorFlow's oneDNN kernels: " + ", ".join(
+            f"{IMPLEMENTATIONS[impl].label} {'on' if on else 'off'}" for impl, on in onednn.items()))
     rounds = max((len(cell.get("round_values", ())) for cell in results.values()), default=0)
     if rounds > 1:
         parts.append(f"Each cell: the median of {rounds} rounds, implementations run in turn within each "

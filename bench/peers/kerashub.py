@@ -22,6 +22,7 @@ import common  # noqa: E402
 import keras  # noqa: E402
 import keras_hub  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from tensorflow.python.util import _pywrap_util_port  # noqa: E402
 
 JIT = {"graph": False, "xla": True}
 
@@ -135,7 +136,8 @@ def versions():
     return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
             "keras_hub": keras_hub.__version__, "tensorflow_text": tensorflow_text.__version__,
             "keras_backend": keras.backend.backend(),
-            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS")}  # unset: TensorFlow's default
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),  # unset: TensorFlow's default,
+            "onednn_enabled": _pywrap_util_port.IsMklEnabled()}               # ... which is on with AVX-512
 
 
 if __name__ == "__main__":

@@ -195,7 +195,8 @@ def setup(spec):
 def versions():
     return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
             "keras_bert_lite": kbl.__version__, "keras_bert_lite_path": kbl.__file__,
-            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS")}
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+            "onednn_enabled": kbl._cpu_kernels.onednn_enabled()}
 
 
 if __name__ == "__main__":

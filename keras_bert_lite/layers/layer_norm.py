@@ -1,11 +1,11 @@
 """LayerNorm over the last axis in the form TensorFlow's oneDNN CPU backend runs as one fused kernel."""
 
-import functools
-
 import keras
 import tensorflow as tf
 from keras import ops
 from tensorflow.python.ops import control_flow_util
+
+from keras_bert_lite._cpu_kernels import onednn_enabled
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -67,14 +67,5 @@ class LayerNorm(keras.layers.LayerNormalization):
 def _fused_kernel_available() -> bool:
     """Whether the graph being built can get `_MklLayerNorm`: oneDNN on, no GPU, not compiled by XLA."""
     in_xla = control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
-    return _onednn_enabled() and not in_xla and not tf.config.list_logical_devices("GPU")
+    return onednn_enabled() and not in_xla and not tf.config.list_logical_devices("GPU")
 
-
-@functools.cache
-def _onednn_enabled() -> bool:
-    """TensorFlow's own answer (`TF_ENABLE_ONEDNN_OPTS` and the CPU's features); False if it cannot be asked."""
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-    except ImportError:
-        return False
-    return bool(_pywrap_util_port.IsMklEnabled())

@@ -6,7 +6,8 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.eager import context
 
-from keras_bert_lite.layers import LayerNorm, TransformerEncoderBlock, layer_norm
+from keras_bert_lite._cpu_kernels import onednn_enabled
+from keras_bert_lite.layers import LayerNorm, TransformerEncoderBlock
 
 H = 16
 rng = np.random.default_rng(0)
@@ -87,7 +88,7 @@ def optimized_ops(fn, *args) -> list:
     return [node.op for node in graph.node]
 
 
-needs_onednn = pytest.mark.skipif(not layer_norm._onednn_enabled(), reason="TensorFlow's oneDNN kernels are off")
+needs_onednn = pytest.mark.skipif(not onednn_enabled(), reason="TensorFlow's oneDNN kernels are off")
 
 
 @needs_onednn
