@@ -4,6 +4,7 @@ Every head returns float32 logits, also under mixed precision, so losses are com
 """
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
@@ -97,9 +98,11 @@ class MaskedLMHead(keras.layers.Layer):
         x = self.layer_norm(self.activation(self.transform(x)))                            # [b, P, H]
         # One [b*P, H] x [H, V] matmul: a broadcast batch matmul with P rows per batch element (or
         # keras.ops.einsum) is ~3x slower on CPU.
+        # The table is used as stored, [V, H] (transpose_b): its gradient, [V, H] = dlogits^T x, is then one
+        # matmul, where a transposed [H, V] table's needs a 30k x H transpose as well.
         batch, predictions = ops.shape(x)[0], ops.shape(x)[1]
-        table = ops.transpose(ops.cast(embedding_table, x.dtype))                           # [H, V]
-        logits = ops.matmul(ops.reshape(x, (-1, self.hidden_size)), table)                   # [b*P, V]
+        table = ops.cast(embedding_table, x.dtype)                                           # [V, H]
+        logits = tf.matmul(ops.reshape(x, (-1, self.hidden_size)), table, transpose_b=True)  # [b*P, V]
         logits = ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
         return ops.reshape(logits, (batch, predictions, self.vocab_size))
 

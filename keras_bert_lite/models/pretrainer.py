@@ -8,6 +8,7 @@ from keras_bert_lite.config import BertConfig
 from keras_bert_lite.layers import LogitsHead, MaskedLMHead
 from keras_bert_lite.models.encoder import INPUT_NAMES, build_encoder, encoder_inputs
 from keras_bert_lite.models.introspect import encoder_config
+from keras_bert_lite.models.masked_lm_loss import masked_lm_cross_entropy
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -51,14 +52,13 @@ class BertPretrainer(keras.Model):
         self.encoder = encoder
         self.mlm_loss_metric = keras.metrics.Mean(name="mlm_loss")
         self.nsp_loss_metric = keras.metrics.Mean(name="nsp_loss")
-        self.mlm_accuracy = keras.metrics.SparseCategoricalAccuracy(name="mlm_accuracy")
+        self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")   # weighted mean of the hits
         self.nsp_accuracy = keras.metrics.SparseCategoricalAccuracy(name="nsp_accuracy")
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """This replica's share of the global pretraining loss (shares sum to the loss over all replicas)."""
         weights = ops.cast(y["masked_lm_weights"], "float32")                                  # [b, P]
-        mlm_ce = keras.losses.sparse_categorical_crossentropy(y["masked_lm_ids"], y_pred["mlm_logits"],
-                                                              from_logits=True)              # [b, P]
+        mlm_ce, mlm_hits = masked_lm_cross_entropy(y["masked_lm_ids"], y_pred["mlm_logits"])  # [b, P] each
         nsp_ce = keras.losses.sparse_categorical_crossentropy(y["next_sentence_labels"], y_pred["nsp_logits"],
                                                               from_logits=True)              # [b]
         total_weight = _sum_over_replicas(ops.sum(weights))
@@ -68,7 +68,7 @@ class BertPretrainer(keras.Model):
         num_replicas = tf.distribute.get_strategy().num_replicas_in_sync
         self.mlm_loss_metric.update_state(mlm_loss * num_replicas)
         self.nsp_loss_metric.update_state(nsp_loss * num_replicas)
-        self.mlm_accuracy.update_state(y["masked_lm_ids"], y_pred["mlm_logits"], sample_weight=weights)
+        self.mlm_accuracy.update_state(mlm_hits, sample_weight=weights)
         self.nsp_accuracy.update_state(y["next_sentence_labels"], y_pred["nsp_logits"])
         return mlm_loss + nsp_loss
 
