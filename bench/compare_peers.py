@@ -16,9 +16,11 @@ A failing or timed-out implementation is recorded as an error and never stops th
 Benchmarks (fp32, batch 32, seq 128, randomly initialised BERT presets tiny L2/H128, mini L4/H256,
 small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
   forward   encoder forward (sequence output), all tokens real; --presets (default tiny,mini,small,base).
-            Timed runs: 5 (3 at base). MFU = seq/s x matmul FLOPs/seq / the best measured matmul peak.
+            Timed runs: 5 (3 at base), and more until they add up to 3 s (a tiny batch takes ~30 ms).
+            MFU = seq/s x matmul FLOPs/seq / the best measured matmul peak.
   pretrain  one optimizer step of MLM (20 predictions/sequence) + NSP, AdamW; --presets (default
-            tiny,mini,small). KerasHub has no NSP head: its step is MLM only (BertMaskedLM).
+            tiny,mini,small). KerasHub has no NSP head: its step is MLM only (BertMaskedLM). Timed runs as
+            forward's (5, and 3 s at least).
   finetune  fit of a 2-class classifier on 20 batches of real short sentences (the Python docs), each
             library's standard text pipeline, tokenisation included: ours = kbl-glue's (tokenise once, shuffled
             batches grouped by length, each padded to its longest rounded to 8) + build_classifier + fit; HF
@@ -145,6 +147,7 @@ def settings(args) -> dict:
                  "peak": 3 if args.quick else 10},
         "base_forward_runs": min(runs or 3, 3),
         "warmup": {"forward": 2, "pretrain": 2, "tokenize": 1, "peak": 2},
+        "min_seconds": {"forward": 3.0, "pretrain": 3.0, "peak": 1.0} if not args.quick else {},
         "finetune_batches": 4 if args.quick else 20,
         "warmup_epochs": 1,
         "serving_seconds": 1.0 if args.quick else 5.0,
@@ -178,7 +181,8 @@ def plan(benchmarks, args, data_path) -> list[dict]:
             for _, (impl, modes) in itertools.product(range(rounds), MODES[bench].items()):
                 runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
                 specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
-                              "warmup": s["warmup"].get(bench), "data": data_path,
+                              "warmup": s["warmup"].get(bench), "min_seconds": s["min_seconds"].get(bench, 0.0),
+                              "data": data_path,
                               **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches",
                                                    "warmup_epochs", "serving_seconds", "concurrency")}})
     return specs

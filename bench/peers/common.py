@@ -69,16 +69,23 @@ def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -
 
 # ---------------------------------------------------------------------------------------------------- timing
 
-def time_calls(fn, runs: int, warmup: int) -> list[float]:
-    """Seconds per call of `fn` (which must block until its result is ready), `runs` calls after `warmup`."""
+def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[float]:
+    """Seconds per call of `fn` (which must block until its result is ready): `runs` calls after `warmup`, and
+    more until the timed calls add up to `min_seconds` (five 30 ms calls are 0.15 s: one slow spell of the
+    shared host would decide their median)."""
     for _ in range(warmup):
         fn()
     times = []
-    for _ in range(runs):
+    while len(times) < runs or sum(times) < min_seconds:
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
     return times
+
+
+def time_spec(fn, spec: dict) -> list[float]:
+    """`time_calls` with the spec's `runs`, `warmup` and `min_seconds`."""
+    return time_calls(fn, spec["runs"], spec["warmup"], spec.get("min_seconds", 0.0))
 
 
 def median_seconds(fn, runs: int, warmup: int = 1) -> float:

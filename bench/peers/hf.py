@@ -45,7 +45,7 @@ def forward(spec, mode):
             return run_model(input_ids=b["word_ids"], attention_mask=b["mask"],
                              token_type_ids=b["type_ids"]).last_hidden_state
 
-    times = common.time_calls(run, spec["runs"], spec["warmup"])
+    times = common.time_spec(run, spec)
     return {**common.median_rate(spec["batch"], times), "attn_implementation": model.config._attn_implementation}
 
 
@@ -70,7 +70,7 @@ def pretrain(spec, mode):
     t = tensors(b)
     inputs = {"input_ids": t["word_ids"], "attention_mask": t["mask"], "token_type_ids": t["type_ids"],
               "labels": labels, "next_sentence_label": t["nsp"]}
-    times = common.time_calls(lambda: train_step(run_model, optimizer, **inputs), spec["runs"], spec["warmup"])
+    times = common.time_spec(lambda: train_step(run_model, optimizer, **inputs), spec)
     return {**common.median_rate(spec["batch"], times), "attn_implementation": model.config._attn_implementation}
 
 
@@ -144,7 +144,7 @@ def peak(spec, mode):
     """float32 torch.matmul of two 2048x2048 matrices, FLOP/s at the median time."""
     n = 2048
     a, b = torch.randn(n, n), torch.randn(n, n)
-    times = common.time_calls(lambda: torch.matmul(a, b), spec["runs"], spec["warmup"])
+    times = common.time_spec(lambda: torch.matmul(a, b), spec)
     return common.median_rate(2 * n ** 3, times)
 
 

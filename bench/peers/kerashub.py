@@ -45,7 +45,7 @@ def forward(spec, mode):
     model = backbone(spec["preset"])
     x = inputs(common.synthetic_batch(spec["batch"], spec["seq"]))
     run = tf.function(lambda x: model(x, training=False)["sequence_output"], jit_compile=JIT[mode])
-    times = common.time_calls(lambda: run(x).numpy(), spec["runs"], spec["warmup"])
+    times = common.time_spec(lambda: run(x).numpy(), spec)
     return common.median_rate(spec["batch"], times)
 
 
@@ -57,8 +57,7 @@ def pretrain(spec, mode):
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     x = {**inputs(b), "mask_positions": tf.constant(b["positions"])}
     y, weights = tf.constant(b["ids"]), tf.ones(b["ids"].shape, tf.float32)
-    times = common.time_calls(lambda: model.train_on_batch(x, y, sample_weight=weights), spec["runs"],
-                              spec["warmup"])
+    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec)
     return common.median_rate(spec["batch"], times)
 
 

@@ -57,7 +57,7 @@ def forward(spec, mode):
     b = tensors(common.synthetic_batch(spec["batch"], spec["seq"]))
     inputs = {"input_word_ids": b["word_ids"], "input_mask": b["mask"], "input_type_ids": b["type_ids"]}
     run = tf.function(lambda x: encoder(x, training=False)["sequence_output"], jit_compile=JIT[mode])
-    times = common.time_calls(lambda: run(inputs).numpy(), spec["runs"], spec["warmup"])
+    times = common.time_spec(lambda: run(inputs).numpy(), spec)
     return {**common.median_rate(spec["batch"], times), "library_default": library_default(encoder)}
 
 
@@ -71,7 +71,7 @@ def pretrain(spec, mode):
     model = kbl.build_pretrainer(config(spec["preset"]))
     default = compile_default_then(model, mode, lambda: create_optimizer(learning_rate=1e-4, total_steps=10_000,
                                                                          warmup_steps=100))
-    times = common.time_calls(lambda: model.train_on_batch(x, y), spec["runs"], spec["warmup"])
+    times = common.time_spec(lambda: model.train_on_batch(x, y), spec)
     return {**common.median_rate(spec["batch"], times), "library_default": default}
 
 
@@ -181,7 +181,7 @@ def peak(spec, mode):
     n = 2048
     a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
     run = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
-    times = common.time_calls(lambda: run().numpy(), spec["runs"], spec["warmup"])
+    times = common.time_spec(lambda: run().numpy(), spec)
     return common.median_rate(2 * n ** 3, times)
 
 

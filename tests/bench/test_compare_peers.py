@@ -43,6 +43,8 @@ def test_plan_orders_peaks_first_and_sizes_cases(cp):
     assert all(len({s["impl"] for s in forward if s["preset"] == p}) == 3 for p in ("tiny", "base"))
     assert {s["runs"] for s in forward if s["preset"] == "base"} == {3}
     assert {s["runs"] for s in forward if s["preset"] == "tiny"} == {5}
+    assert {s["min_seconds"] for s in forward} == {3.0}                 # a tiny batch's 5 calls are ~0.15 s
+    assert {s["min_seconds"] for s in specs if s["bench"] == "finetune"} == {0.0}
     assert {s["preset"] for s in specs if s["bench"] == "finetune"} == {"small"}
     assert all(s["data"] == "/data.json" and s["batch"] == 32 and s["seq"] == 128 for s in specs)
 
@@ -176,3 +178,11 @@ def test_percentile_matches_numpy_linear(cp):
     values = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0]
     for q in (0, 50, 99, 100):
         assert cp.common.percentile(values, q) == pytest.approx(np.percentile(values, q))
+
+
+def test_time_calls_runs_until_min_seconds(cp, monkeypatch):
+    clock = iter(range(1000))
+    monkeypatch.setattr(cp.common.time, "perf_counter", lambda: next(clock) * 0.01)   # each call: 10 ms
+    assert len(cp.common.time_calls(lambda: None, runs=5, warmup=1)) == 5
+    assert len(cp.common.time_calls(lambda: None, runs=5, warmup=1, min_seconds=0.2)) == 20
+    assert len(cp.common.time_spec(lambda: None, {"runs": 3, "warmup": 0, "min_seconds": 0.0})) == 3
