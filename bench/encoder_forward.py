@@ -13,17 +13,18 @@ import json
 import os
 import statistics
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
 from keras_bert_lite import BertConfig, build_encoder  # noqa: E402, I001  (first: it turns oneDNN on)
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
+from common import time_calls  # noqa: E402  (bench/peers/common.py: the timing every bench script shares)
 
 
 def forward_flops(config: BertConfig, seq: int) -> float:
@@ -33,25 +34,13 @@ def forward_flops(config: BertConfig, seq: int) -> float:
     return config.num_layers * per_layer + 2 * h * h
 
 
-def time_calls(fn, runs: int, min_seconds: float = 0.0) -> list[float]:
-    """Seconds per call of `fn` (which must block until done), `runs` times after one warm-up call."""
-    fn()
-    times = []
-    start_all = time.perf_counter()
-    while len(times) < runs or time.perf_counter() - start_all < min_seconds:
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
-
-
 def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
     """Measured float32 matmul FLOP/s: the best median over square tf.matmul sizes."""
     best = 0.0
     for n in sizes:
         a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
         mm = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
-        best = max(best, 2 * n ** 3 / statistics.median(time_calls(lambda: mm().numpy(), runs)))
+        best = max(best, 2 * n ** 3 / statistics.median(time_calls(lambda: mm().numpy(), runs, warmup=1)))
     return best
 
 
@@ -65,7 +54,7 @@ def bench_encoder(preset: str, batch: int, seq: int, jit_compile: bool, runs: in
         "input_type_ids": tf.zeros((batch, seq), tf.int32),
     }
     forward = tf.function(lambda x: encoder(x, training=False)["sequence_output"], jit_compile=jit_compile)
-    times = time_calls(lambda: forward(inputs).numpy(), runs, min_seconds=3.0)
+    times = time_calls(lambda: forward(inputs).numpy(), runs, warmup=1, min_seconds=3.0)
     return batch / statistics.median(times)
 
 

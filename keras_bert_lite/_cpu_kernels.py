@@ -3,7 +3,7 @@
 TensorFlow turns its oneDNN kernels on by itself only on x86 CPUs with AVX-512-class features (its 2.9 release
 notes; there every TensorFlow program, KerasHub's included, gets them); on others it runs Eigen kernels
 (measured on an AVX2 AMD EPYC: unset behaves as `0`). There, oneDNN made fp32 `tf.matmul` 1.3x faster
-(2048^3: 131 -> 173 GFLOP/s), a BERT-small fine-tuning step (graph mode, batch 32, lengths 24-64) 1.3-1.4x
+(2048^3: 131 -> 177 GFLOP/s), a BERT-small fine-tuning step (graph mode, batch 32, lengths 24-64) 1.3-1.4x
 faster and an MLM+NSP pretraining step 1.2-1.6x faster. XLA is not faster (XLA:CPU's matmuls are not
 oneDNN's) and compiles every new padded length for 7-12 s where a graph retrace takes 1.5-7 s, so graph mode
 with oneDNN stays the default (see bench/compare_peers.py).
