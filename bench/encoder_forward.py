@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
-from common import time_calls  # noqa: E402  (bench/peers/common.py: the timing every bench script shares)
+from common import cpuinfo, time_calls  # noqa: E402  (bench/peers/common.py: what every bench script shares)
 
 
 def forward_flops(config: BertConfig, seq: int) -> float:
@@ -68,12 +68,8 @@ def bench_encoder(preset: str, batch: int, seq: int, jit_compile: bool, runs: in
 
 
 def cpu_flags() -> list:
-    """The CPU's bf16/AMX feature flags from /proc/cpuinfo (what decides whether bf16 matmuls are fast)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return []
+    """The CPU's bf16/AMX feature flags (what decides whether bf16 matmuls are fast)."""
+    flags = (cpuinfo("flags") or "").split()
     return sorted(flag for flag in flags if "bf16" in flag or flag.startswith("amx"))
 
 

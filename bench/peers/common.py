@@ -46,6 +46,15 @@ def forward_flops(preset: str, seq: int) -> float:
     return s["layers"] * (2 * seq * (4 * h * h + 2 * h * i) + 4 * seq * seq * h) + 2 * h * h
 
 
+def cpuinfo(field: str) -> str | None:
+    """The value of `field` (e.g. "model name", "flags") on /proc/cpuinfo's first processor; None if unreadable."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].strip() for line in f if line.split(":", 1)[0].strip() == field),
+                        None)
+    except OSError:
+        return None
+
 def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -> dict:
     """Identical numpy inputs for every implementation: random word ids, all tokens real, one segment.
 

@@ -186,3 +186,16 @@ def test_time_calls_runs_until_min_seconds(cp, monkeypatch):
     assert len(cp.common.time_calls(lambda: None, runs=5, warmup=1)) == 5
     assert len(cp.common.time_calls(lambda: None, runs=5, warmup=1, min_seconds=0.2)) == 20
     assert len(cp.common.time_spec(lambda: None, {"runs": 3, "warmup": 0, "min_seconds": 0.0})) == 3
+
+
+def test_cpuinfo_reads_the_first_processors_field(cp, tmp_path, monkeypatch):
+    text = "processor\t: 0\nmodel name\t: Some CPU\nflags\t\t: fpu avx512_bf16 amx_tile\n\nprocessor\t: 1\n"
+    (tmp_path / "cpuinfo").write_text(text)
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(
+        tmp_path / "cpuinfo" if path == "/proc/cpuinfo" else path, *a, **k))
+    assert cp.common.cpuinfo("model name") == "Some CPU"
+    assert cp.common.cpuinfo("processor") == "0"
+    assert cp.common.cpuinfo("flags").split() == ["fpu", "avx512_bf16", "amx_tile"]
+    assert cp.common.cpuinfo("no such field") is None
+    assert cp.machine_info()["cpu"] == "Some CPU"
