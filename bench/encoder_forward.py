@@ -4,8 +4,8 @@
         [--policies float32,mixed_bfloat16]
 
 MFU = achieved model FLOP/s / the matmul peak measured in the same run (best of square float32 tf.matmul
-1024 and 2048). Model FLOPs count the matmuls of a forward pass (2 FLOPs per multiply-add): per layer
-2·s·(4H² + 2HI) for the projections and FFN plus 4·s²·H for attention scores and context, plus the pooler.
+1024 and 2048). Model FLOPs count the matmuls of a forward pass (`bench/peers/common.encoder_flops`, the
+formula compare_peers uses).
 `--policies` takes Keras dtype policies, each measured in turn in the same run (default float32 only):
 `mixed_bfloat16` shows what bf16 matmuls give on CPUs that have them (oneDNN uses AVX512_BF16/AMX); MFU is
 always against the float32 peak. Prints a table and writes bench/results/encoder_forward.json.
@@ -28,14 +28,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
-from common import cpuinfo, time_calls  # noqa: E402  (bench/peers/common.py: what every bench script shares)
-
-
-def forward_flops(config: BertConfig, seq: int) -> float:
-    """Matmul FLOPs of one sequence's forward pass."""
-    h, i = config.hidden_size, config.intermediate_size
-    per_layer = 2 * seq * (4 * h * h + 2 * h * i) + 4 * seq * seq * h
-    return config.num_layers * per_layer + 2 * h * h
+from common import cpuinfo, encoder_flops, time_calls  # noqa: E402  (bench/peers/common.py, shared by bench scripts)
 
 
 def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
@@ -50,12 +43,8 @@ def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
 
 def bench_encoder(preset: str, batch: int, seq: int, jit_compile: bool, runs: int, policy: str = "float32") -> float:
     config = BertConfig.from_preset(preset)
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(policy)
-    try:
-        encoder = build_encoder(config)
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
+    keras.mixed_precision.set_global_policy(policy)   # what the task scripts' --mixed_precision does
+    encoder = build_encoder(config)
     rng = np.random.default_rng(0)
     inputs = {
         "input_word_ids": tf.constant(rng.integers(1000, config.vocab_size, (batch, seq)), tf.int32),
@@ -87,7 +76,8 @@ def main(argv=None):
     peak = matmul_peak()
     rows = []
     for preset in args.presets.split(","):
-        flops = forward_flops(BertConfig.from_preset(preset), args.seq)
+        config = BertConfig.from_preset(preset)
+        flops = encoder_flops(config.num_layers, config.hidden_size, config.intermediate_size, args.seq)
         for policy in args.policies.split(","):
             row = {"preset": preset, "policy": policy, "gflop_per_seq": flops / 1e9}
             for mode, jit in (("graph", False), ("xla", True)):

@@ -35,15 +35,20 @@ def shape(preset: str) -> dict:
     return {"layers": layers, "hidden": hidden, "heads": heads, "intermediate": 4 * hidden}
 
 
-def forward_flops(preset: str, seq: int) -> float:
+def encoder_flops(layers: int, hidden: int, intermediate: int, seq: int) -> float:
     """Matmul FLOPs of one sequence's encoder forward (2 per multiply-add), pooler included.
 
     Per layer 2·s·(4H² + 2HI) for the projections and the FFN plus 4·s²·H for attention scores and context;
     BERT-base at seq 128: 22.4 GFLOP.
     """
+    h, i = hidden, intermediate
+    return layers * (2 * seq * (4 * h * h + 2 * h * i) + 4 * seq * seq * h) + 2 * h * h
+
+
+def forward_flops(preset: str, seq: int) -> float:
+    """`encoder_flops` of one of the presets above."""
     s = shape(preset)
-    h, i = s["hidden"], s["intermediate"]
-    return s["layers"] * (2 * seq * (4 * h * h + 2 * h * i) + 4 * seq * seq * h) + 2 * h * h
+    return encoder_flops(s["layers"], s["hidden"], s["intermediate"], seq)
 
 
 def cpuinfo(field: str) -> str | None:
@@ -54,6 +59,7 @@ def cpuinfo(field: str) -> str | None:
                         None)
     except OSError:
         return None
+
 
 def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -> dict:
     """Identical numpy inputs for every implementation: random word ids, all tokens real, one segment.
