@@ -6,6 +6,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_bert_lite.layers.dropout import Dropout
+
 # Added to the scores of padded keys. exp(-1e9 + s) is exactly 0 in float32, so padding never changes
 # the outputs at real positions; a row whose keys are all padding gets uniform (finite) weights.
 _MASK_PENALTY = -1e9
@@ -42,7 +44,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.dropout = dropout
         self.initializer_range = initializer_range
         self.head_size = hidden_size // num_heads
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)

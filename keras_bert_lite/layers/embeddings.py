@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.layer_norm import LayerNorm
 
 
@@ -41,7 +42,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.dropout = dropout
         self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)

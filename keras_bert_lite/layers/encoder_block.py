@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
+from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.layer_norm import LayerNorm
 
 
@@ -46,13 +47,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
         policy = self.dtype_policy
         self.attention = MultiHeadSelfAttention(hidden_size, num_heads, attention_dropout, initializer_range,
                                                 dtype=policy, name="attention")
-        self.attention_dropout_layer = keras.layers.Dropout(hidden_dropout, dtype=policy, name="attention_dropout")
+        self.attention_dropout_layer = Dropout(hidden_dropout, dtype=policy, name="attention_dropout")
         self.attention_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
         self.activation = get_activation(hidden_act)
         self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init, dtype=policy,
                                                name="intermediate")
         self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, dtype=policy, name="output")
-        self.output_dropout = keras.layers.Dropout(hidden_dropout, dtype=policy, name="output_dropout")
+        self.output_dropout = Dropout(hidden_dropout, dtype=policy, name="output_dropout")
         self.output_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="output_layer_norm")
 
     def build(self, input_shape=None):

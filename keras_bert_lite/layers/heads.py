@@ -8,6 +8,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
+from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.layer_norm import LayerNorm
 
 
@@ -138,7 +139,7 @@ class LogitsHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.dropout = dropout
         self.initializer_range = initializer_range
-        self.dropout_layer = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
         self.dense = keras.layers.Dense(num_outputs, kernel_initializer=_truncated_normal(initializer_range),
                                         dtype=self.dtype_policy, name="dense")
 
