@@ -31,3 +31,9 @@ def onednn_enabled() -> bool:
     except ImportError:
         return False
     return bool(_pywrap_util_port.IsMklEnabled())
+
+
+def cpu_only() -> bool:
+    """Whether TensorFlow sees no GPU: where the layers' CPU-kernel forms (LayerNorm, Dropout) are used."""
+    import tensorflow as tf
+    return not tf.config.list_logical_devices("GPU")

@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from keras_bert_lite._cpu_kernels import cpu_only
+
 _LEVELS = 1 << 16   # a mask element is one uint16: kept when it is >= round(rate * 65536)
 
 
@@ -55,4 +57,4 @@ class Dropout(keras.layers.Dropout):
 
 def _cheap_mask_available() -> bool:
     """Whether the 16-bit mask is used: the TensorFlow backend and no GPU."""
-    return keras.backend.backend() == "tensorflow" and not tf.config.list_logical_devices("GPU")
+    return keras.backend.backend() == "tensorflow" and cpu_only()

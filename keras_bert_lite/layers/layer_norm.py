@@ -5,7 +5,7 @@ import tensorflow as tf
 from keras import ops
 from tensorflow.python.ops import control_flow_util
 
-from keras_bert_lite._cpu_kernels import onednn_enabled
+from keras_bert_lite._cpu_kernels import cpu_only, onednn_enabled
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -67,5 +67,5 @@ class LayerNorm(keras.layers.LayerNormalization):
 def _fused_kernel_available() -> bool:
     """Whether the graph being built can get `_MklLayerNorm`: oneDNN on, no GPU, not compiled by XLA."""
     in_xla = control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
-    return onednn_enabled() and not in_xla and not tf.config.list_logical_devices("GPU")
+    return onednn_enabled() and not in_xla and cpu_only()
 
