@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.layers.dropout import Dropout
+from keras_bert_lite.layers.positions import gather_positions
 
 # Added to the scores of padded keys. exp(-1e9 + s) is exactly 0 in float32, so padding never changes
 # the outputs at real positions; a row whose keys are all padding gets uniform (finite) weights.
@@ -30,9 +31,12 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     Call args:
         x: `[batch, seq, H]`, or the same as `[batch * seq, H]` token rows (what the encoder block passes).
         input_mask: `[batch, seq]`, 1 for real tokens, 0 for padding.
+        query_positions: optional int `[batch, P]`: attend from these positions only (keys and values are
+            still every position), e.g. where a pretraining head reads the last block.
 
     Returns:
-        `[batch, seq, H]`, or `[batch * seq, H]` for token-row input.
+        `[batch, seq, H]`, or `[batch * seq, H]` for token-row input; with `query_positions`, `[batch, P, H]`
+        or `[batch * P, H]`.
     """
 
     def __init__(self, hidden_size, num_heads, dropout=0.1, initializer_range=0.02, **kwargs):
@@ -55,34 +59,57 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.output_bias = self.add_weight(shape=(h,), initializer="zeros", name="output_bias")
         self.built = True
 
-    def call(self, x, input_mask, training=None):
+    def call(self, x, input_mask, query_positions=None, training=None):
         batch, seq = ops.shape(input_mask)[0], ops.shape(input_mask)[1]
-        n, d = self.num_heads, self.head_size
         # The projections run on the [b*s, H] token rows with an explicit BiasAdd: on 2-D inputs TensorFlow's
         # oneDNN rewrite fuses MatMul + BiasAdd (+ the caller's residual Add) into one kernel; a 3-D matmul is
         # reshape/MatMul/reshape and the bias (~0.15 ms per layer at tiny) stays a separate pass.
         tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
-        qkv = tf.nn.bias_add(ops.matmul(tokens, self.qkv_kernel), self.qkv_bias)          # [b*s, 3H]
-        qkv = ops.transpose(ops.reshape(qkv, (batch, seq, 3, n, d)), (2, 0, 3, 1, 4))  # [3, b, N, s, d]
-        # unstack, not qkv[0], qkv[1], qkv[2]: the gradient of an unstack is one stack, while each strided
-        # slice's gradient is a full [3, b, N, s, d] tensor of zeros around its part (in the TF profiler ~12%
-        # of the op time of a graph-mode pretraining step at mini before this).
-        q, k, v = ops.unstack(qkv, 3, axis=0)                                          # [b, N, s, d]
+        if query_positions is None:
+            q, k, v = self._heads(tokens, self.qkv_kernel, self.qkv_bias, batch, seq, 3)   # [b, N, s, d] each
+        else:
+            # Queries only at query_positions; keys and values everywhere. tf.split, not slices, of the fused
+            # kernel: its gradient is one concat.
+            h = self.hidden_size
+            q_kernel, kv_kernel = tf.split(self.qkv_kernel, [h, 2 * h], axis=1)
+            q_bias, kv_bias = tf.split(self.qkv_bias, [h, 2 * h], axis=0)
+            rows = gather_positions(ops.reshape(tokens, (batch, seq, h)), query_positions)  # [b, P, H]
+            queries = ops.shape(query_positions)[1]
+            (q,) = self._heads(ops.reshape(rows, (-1, h)), q_kernel, q_bias, batch, queries, 1)  # [b, N, P, d]
+            k, v = self._heads(tokens, kv_kernel, kv_bias, batch, seq, 2)                  # [b, N, s, d] each
 
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                         # [b, N, s, s]
-        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(d))
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                         # [b, N, q, s]
+        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
         key_is_pad = 1.0 - ops.cast(input_mask, "float32")                             # [b, s]
         scores = scores + key_is_pad[:, None, None, :] * _MASK_PENALTY
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout_layer(probs, training=training)
 
-        context = ops.matmul(probs, v)                                                 # [b, N, s, d]
-        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, n * d))       # [b*s, H]
-        output = tf.nn.bias_add(ops.matmul(context, self.output_kernel), self.output_bias)  # [b*s, H]
-        return output if len(x.shape) == 2 else ops.reshape(output, ops.shape(x))
+        context = ops.matmul(probs, v)                                                 # [b, N, q, d]
+        context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_size))  # [b*q, H]
+        output = tf.nn.bias_add(ops.matmul(context, self.output_kernel), self.output_bias)  # [b*q, H]
+        if len(x.shape) == 2:
+            return output
+        if query_positions is None:
+            return ops.reshape(output, ops.shape(x))
+        return ops.reshape(output, (batch, ops.shape(query_positions)[1], self.hidden_size))
 
-    def compute_output_spec(self, x, input_mask, training=None):
-        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+    def _heads(self, rows, kernel, bias, batch, length, parts):
+        """`[b*len, H]` rows -> `parts` projections, each split into heads: `[b, N, len, d]`."""
+        projected = tf.nn.bias_add(ops.matmul(rows, kernel), bias)                     # [b*len, parts*H]
+        projected = ops.reshape(projected, (batch, length, parts, self.num_heads, self.head_size))
+        projected = ops.transpose(projected, (2, 0, 3, 1, 4))                          # [parts, b, N, len, d]
+        # unstack, not projected[0], projected[1], ...: the gradient of an unstack is one stack, while each
+        # strided slice's gradient is a full [parts, b, N, len, d] tensor of zeros around its part (in the TF
+        # profiler ~12% of the op time of a graph-mode pretraining step at mini before this).
+        return ops.unstack(projected, parts, axis=0)
+
+    def compute_output_spec(self, x, input_mask, query_positions=None, training=None):
+        if query_positions is None:
+            return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+        if len(x.shape) == 2:
+            return keras.KerasTensor((None, self.hidden_size), dtype=self.compute_dtype)
+        return keras.KerasTensor((x.shape[0], query_positions.shape[1], self.hidden_size), dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

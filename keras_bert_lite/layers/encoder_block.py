@@ -7,6 +7,7 @@ from keras_bert_lite.layers.activations import get_activation
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
 from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.layer_norm import LayerNorm
+from keras_bert_lite.layers.positions import gather_positions
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -26,9 +27,12 @@ class TransformerEncoderBlock(keras.layers.Layer):
     Call args:
         x: `[batch, seq, H]`.
         input_mask: `[batch, seq]`, 1 for real tokens, 0 for padding.
+        output_positions: optional int `[batch, P]`: compute the block's output only at these positions (the
+            attention still reads every position). Exactly the full output gathered there, for a fraction of
+            the work: the pretrainer runs its last block so, at [CLS] and the masked positions.
 
     Returns:
-        `[batch, seq, H]`.
+        `[batch, seq, H]`; with `output_positions`, `[batch, P, H]`.
     """
 
     def __init__(self, hidden_size, num_heads, intermediate_size, hidden_act="gelu", hidden_dropout=0.1,
@@ -65,19 +69,25 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_layer_norm.build(shape)
         self.built = True
 
-    def call(self, x, input_mask, training=None):
+    def call(self, x, input_mask, output_positions=None, training=None):
         # The block runs on the [b*s, H] token rows. With oneDNN (inference), TensorFlow then fuses each
         # projection with its bias, the FFN's first one with the GELU, and the attention output and FFN output
         # with the residual Add that follows them, into single kernels; LayerNorm is one kernel (LayerNorm).
         tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
-        attended = self.attention(tokens, input_mask, training=training)                  # [b*s, H]
+        attended = self.attention(tokens, input_mask, query_positions=output_positions,
+                                  training=training)                                      # [b*q, H]
+        output_shape = ops.shape(x)                                                       # q = s
+        if output_positions is not None:                                                  # q = P
+            tokens = ops.reshape(gather_positions(x, output_positions), (-1, self.hidden_size))
+            output_shape = (output_shape[0], ops.shape(output_positions)[1], self.hidden_size)
         tokens = self.attention_layer_norm(tokens + self.attention_dropout_layer(attended, training=training))
-        h = self.output_dense(self.activation(self.intermediate(tokens)))                # [b*s, I] -> [b*s, H]
+        h = self.output_dense(self.activation(self.intermediate(tokens)))                # [b*q, I] -> [b*q, H]
         tokens = self.output_layer_norm(tokens + self.output_dropout(h, training=training))
-        return ops.reshape(tokens, ops.shape(x))                                          # [b, s, H]
+        return ops.reshape(tokens, output_shape)                                          # [b, q, H]
 
-    def compute_output_spec(self, x, input_mask, training=None):
-        return keras.KerasTensor(x.shape, dtype=self.compute_dtype)
+    def compute_output_spec(self, x, input_mask, output_positions=None, training=None):
+        length = x.shape[1] if output_positions is None else output_positions.shape[1]
+        return keras.KerasTensor((x.shape[0], length, self.hidden_size), dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

@@ -10,15 +10,11 @@ from keras import ops
 from keras_bert_lite.layers.activations import get_activation
 from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.layer_norm import LayerNorm
+from keras_bert_lite.layers.positions import gather_positions
 
 
 def _truncated_normal(stddev):
     return keras.initializers.TruncatedNormal(stddev=stddev)
-
-
-def _gather_positions(sequence, positions):
-    """`[b, s, H]`, int `[b, P]` -> `[b, P, H]`: the vectors at `positions` of each sequence."""
-    return ops.take_along_axis(sequence, ops.expand_dims(ops.cast(positions, "int32"), -1), axis=1)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -68,7 +64,8 @@ class MaskedLMHead(keras.layers.Layer):
 
     Call args:
         sequence_output: `[b, s, H]` encoder output.
-        masked_lm_positions: int `[b, P]` positions to predict.
+        masked_lm_positions: int `[b, P]` positions to predict; None when `sequence_output` holds just those
+            vectors already, `[b, P, H]`.
         embedding_table: `[V, H]` word-embedding table.
 
     Returns:
@@ -95,7 +92,9 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output, masked_lm_positions, embedding_table):
-        x = _gather_positions(sequence_output, masked_lm_positions)                        # [b, P, H]
+        x = sequence_output                                                                # [b, P, H]
+        if masked_lm_positions is not None:
+            x = gather_positions(sequence_output, masked_lm_positions)
         x = self.layer_norm(self.activation(self.transform(x)))                            # [b, P, H]
         # One [b*P, H] x [H, V] matmul: a broadcast batch matmul with P rows per batch element (or
         # keras.ops.einsum) is ~3x slower on CPU.
@@ -108,7 +107,8 @@ class MaskedLMHead(keras.layers.Layer):
         return ops.reshape(logits, (batch, predictions, self.vocab_size))
 
     def compute_output_spec(self, sequence_output, masked_lm_positions, embedding_table):
-        return keras.KerasTensor(tuple(masked_lm_positions.shape) + (self.vocab_size,), dtype="float32")
+        selected = sequence_output.shape[:2] if masked_lm_positions is None else masked_lm_positions.shape
+        return keras.KerasTensor(tuple(selected) + (self.vocab_size,), dtype="float32")
 
     def get_config(self):
         config = super().get_config()

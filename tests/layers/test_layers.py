@@ -61,6 +61,40 @@ def test_attention_ignores_padded_keys():
     np.testing.assert_allclose(out2[0, :3], out[0, :3], atol=1e-5)
 
 
+POSITIONS = np.array([[0, 2, 4, 2], [4, 1, 0, 3]], "int32")   # repeated and padded positions too
+
+
+def _gather(x, positions):
+    return np.take_along_axis(np.asarray(x), positions[..., None], axis=1)
+
+
+def test_attention_query_positions_give_the_full_output_there():
+    attention = MultiHeadSelfAttention(H, 4, dropout=0.0)
+    full = attention(X, MASK).numpy()
+    np.testing.assert_allclose(attention(X, MASK, query_positions=POSITIONS).numpy(), _gather(full, POSITIONS),
+                               atol=1e-5)
+    rows = attention(X.reshape(-1, H), MASK, query_positions=POSITIONS).numpy()   # token-row input
+    np.testing.assert_allclose(rows, _gather(full, POSITIONS).reshape(-1, H), atol=1e-5)
+
+
+def test_block_output_positions_give_the_full_output_there():
+    block = TransformerEncoderBlock(H, 4, 32, hidden_dropout=0.0, attention_dropout=0.0)
+    full = block(X, MASK).numpy()
+    out = block(X, MASK, output_positions=POSITIONS)
+    assert out.shape == (2, 4, H)
+    np.testing.assert_allclose(out.numpy(), _gather(full, POSITIONS), atol=1e-5)
+    symbolic = block(keras.Input((None, H)), keras.Input((None,), dtype="int32"),
+                     output_positions=keras.Input((4,), dtype="int32"))
+    assert symbolic.shape == (None, 4, H)
+
+
+def test_masked_lm_head_takes_gathered_vectors():
+    head = MaskedLMHead(11, H)
+    positions = np.array([[0, 2], [1, 4]], "int32")
+    np.testing.assert_allclose(head(_gather(X, positions), None, TABLE).numpy(), head(X, positions, TABLE).numpy(),
+                               atol=1e-6)
+
+
 def test_all_padding_row_is_finite():
     block = TransformerEncoderBlock(H, 4, 32)
     out = block(X, np.zeros_like(MASK)).numpy()
