@@ -111,7 +111,9 @@ def finetune(spec, mode):
         model, mode, lambda: create_optimizer(learning_rate=2e-5, total_steps=10_000, warmup_steps=100),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
     timer = common.epoch_timer()
-    model.fit(dataset, epochs=spec["warmup_epochs"] + spec["runs"], verbose=0, callbacks=[timer])
+    # As kbl-glue fits (training/finetune.py): one endless iterator, one pass per epoch.
+    model.fit(dataset.repeat(), epochs=spec["warmup_epochs"] + spec["runs"], steps_per_epoch=-(-count // spec["batch"]),
+              verbose=0, callbacks=[timer])
     lengths = [int(x["input_word_ids"].shape[1]) for x, _ in dataset]
     warmup = spec["warmup_epochs"]
     return {**common.median_rate(count, timer.times[warmup:]), "warmup_s": sum(timer.times[:warmup]),

@@ -300,7 +300,10 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
     best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, os.path.join(out_dir, "model.keras"),
                              os.path.join(out_dir, "logs"))
     callbacks = [keras.callbacks.TensorBoard(os.path.join(out_dir, "logs")), best]
-    model.fit(task.train_dataset(job.batch_size, seed), epochs=job.epochs, callbacks=callbacks, shuffle=False,
+    # One endless iterator, steps_per_epoch batches (one pass, reshuffled) per epoch: with a new iterator per
+    # epoch, graph-mode `fit` here sometimes waited ~8 s before an epoch's first batch (10 of 41 epochs).
+    model.fit(task.train_dataset(job.batch_size, seed).repeat(), epochs=job.epochs, steps_per_epoch=steps_per_epoch,
+              callbacks=callbacks, shuffle=False,
               verbose=1 if job.verbose and sys.stdout.isatty() else 2)   # a bar redrawn into a log file is
     # unreadable: off a terminal, one line per epoch. The dataset shuffles itself, with the seed.
     task.write_predictions(predict, out_dir)   # with the best epoch's weights, restored by BestDevCheckpoint

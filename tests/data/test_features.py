@@ -21,6 +21,20 @@ def test_length_grouped_batches_cover_every_example_with_less_padding():
     assert mean_padded(epoch_1) < 0.8 * mean_padded(random_batches)
 
 
+def test_one_endless_iterator_gives_the_same_epochs():
+    """What fine-tuning's `fit` iterates (`.repeat()`, ceil(n / batch) steps per epoch): each epoch's batches
+    cover every example once, a new order each epoch, the first epoch as a fresh iterator gives it."""
+    lengths = np.random.default_rng(0).integers(5, 60, 1000)
+    steps = -(-1000 // 32)
+    batches = [b.numpy() for b in length_grouped_order(lengths, 32, seed=1).repeat().take(3 * steps)]
+    epochs = [batches[i * steps:(i + 1) * steps] for i in range(3)]
+    for epoch in epochs:
+        assert sorted(np.concatenate(epoch).tolist()) == list(range(1000))
+    assert not all(np.array_equal(a, b) for a, b in zip(epochs[0], epochs[1]))
+    first = [b.numpy() for b in length_grouped_order(lengths, 32, seed=1)]
+    assert all(np.array_equal(a, b) for a, b in zip(epochs[0], first))
+
+
 def test_packed_dataset_takes_a_python_list_of_labels():
     """A list of labels is one array-like `[n]` (not a structure of n scalars); every example comes once."""
     import tensorflow as tf
