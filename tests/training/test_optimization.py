@@ -334,8 +334,8 @@ def test_accumulated_micro_batches_equal_one_big_batch(name, jit):
     big, big_updates = train(1, 12)
     accumulated, accumulated_updates = train(3, 4)
     assert big_updates == accumulated_updates == 4
-    for a, b in zip(accumulated, big):
-        np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+    for a, b in zip(accumulated, big):   # the mean of 3 micro-batch gradients is the 12-example one up to
+        np.testing.assert_allclose(a, b, atol=2e-6, rtol=0)   # rounding: up to 1.3e-6 on weights ~1 here
     assert max(float(np.max(np.abs(a - w))) for a, w in zip(big, _small_model(1).get_weights())) > 1e-2
 
 
