@@ -15,8 +15,9 @@ from keras_bert_lite.models.masked_lm_loss import masked_lm_cross_entropy
 class BertPretrainer(keras.Model):
     """Encoder + MLM head (tied to the word embeddings) + NSP head, as a functional model.
 
-    A `keras.Model` subclass only so that the MLM head's weight tying survives a `.keras` round trip:
-    its config is the encoder, and the graph is rebuilt around it on load.
+    A `keras.Model` subclass so that the MLM head's weight tying survives a `.keras` round trip (its config
+    is the encoder, and the graph is rebuilt around it on load), and so that `call` can run the last block at
+    the positions the heads read only (see `call`); the functional graph defines the layers and weights.
 
     Inputs (dict, int32): `input_word_ids`, `input_mask`, `input_type_ids` `[b, s]` and
     `masked_lm_positions` `[b, P]`.
@@ -65,14 +66,14 @@ class BertPretrainer(keras.Model):
         projection at the other s - 1 - P positions (at s = 128, P = 20: ~70% of that block's work).
         """
         inputs = {name: ops.cast(inputs[name], "int32") for name in (*INPUT_NAMES, "masked_lm_positions")}
-        mask, positions = inputs["input_mask"], inputs["masked_lm_positions"]
+        input_mask, positions = inputs["input_mask"], inputs["masked_lm_positions"]
         x = self.encoder.get_layer("embeddings")(inputs["input_word_ids"], inputs["input_type_ids"],
                                                  training=training)                         # [b, s, H]
         for i in range(self.num_layers - 1):
-            x = self.encoder.get_layer(f"layer_{i}")(x, mask, training=training)            # [b, s, H]
+            x = self.encoder.get_layer(f"layer_{i}")(x, input_mask, training=training)      # [b, s, H]
         cls_and_masked = ops.concatenate([ops.zeros((ops.shape(positions)[0], 1), "int32"), positions], axis=1)
         x = self.encoder.get_layer(f"layer_{self.num_layers - 1}")(
-            x, mask, output_positions=cls_and_masked, training=training)                   # [b, 1 + P, H]
+            x, input_mask, output_positions=cls_and_masked, training=training)             # [b, 1 + P, H]
         mlm_logits = self.get_layer("masked_lm")(
             x[:, 1:], None, self.encoder.get_layer("embeddings").word_embeddings)           # [b, P, V]
         nsp_logits = self.get_layer("next_sentence")(self.encoder.get_layer("pooler")(x))   # [b, 2]
