@@ -25,7 +25,13 @@ def _full_graph(pretrainer):
 def test_outputs_equal_the_full_graph(tiny_config, dtype):
     model = kbl.build_pretrainer(tiny_config)
     inputs = _inputs(tiny_config, dtype)
-    sparse, full = model(inputs, training=False), _full_graph(model)(inputs, training=False)
+    last_block, seen = model.encoder.get_layer("layer_1"), []
+    block_call = last_block.call
+    last_block.call = lambda *args, **kwargs: seen.append(kwargs.get("output_positions")) or block_call(*args, **kwargs)
+    sparse = model(inputs, training=False)
+    last_block.call = block_call
+    full = _full_graph(model)(inputs, training=False)
+    np.testing.assert_array_equal(seen[0], [[0, 1, 5, 11], [0, 0, 7, 7], [0, 3, 0, 0]])   # [CLS] + masked only
     assert sparse["mlm_logits"].shape == (3, 3, tiny_config.vocab_size) and sparse["nsp_logits"].shape == (3, 2)
     for name in ("mlm_logits", "nsp_logits"):
         np.testing.assert_allclose(sparse[name].numpy(), full[name].numpy(), atol=1e-5)
