@@ -87,7 +87,14 @@ def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -
 def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[float]:
     """Seconds per call of `fn` (which must block until its result is ready): `runs` calls after `warmup`, and
     more until the timed calls add up to `min_seconds` (five 30 ms calls are 0.15 s: one slow spell of the
-    shared host would decide their median)."""
+    shared host would decide their median).
+
+    Model and matmul calls return their framework's own tensor, the same for every implementation: a torch CPU
+    tensor is ready when the call returns, and so is a TensorFlow one (eager execution is synchronous unless a
+    program turns it off). A `.numpy()` on the TensorFlow side only would time a copy the torch side does not
+    make (0.3 ms on tiny's [32, 128, 128] output, 1.5% of its forward), and the matmul peak returns the product,
+    not a reduce_sum over its 16 MB.
+    """
     for _ in range(warmup):
         fn()
     times = []
