@@ -52,8 +52,9 @@ def test_serialization_round_trip_gives_identical_outputs(layer, args):
                              out, clone(*args))
 
 
-def test_attention_ignores_padded_keys():
-    attention = MultiHeadSelfAttention(H, 4, dropout=0.0)
+@pytest.mark.parametrize("heads", [4, 2])   # head-major, one chain per head (on oneDNN CPU kernels)
+def test_attention_ignores_padded_keys(heads):
+    attention = MultiHeadSelfAttention(H, heads, dropout=0.0)
     out = attention(X, MASK).numpy()
     garbage = X.copy()
     garbage[0, 3:] = 1e3  # change only the padded positions of row 0
@@ -68,8 +69,9 @@ def _gather(x, positions):
     return np.take_along_axis(np.asarray(x), positions[..., None], axis=1)
 
 
-def test_attention_query_positions_give_the_full_output_there():
-    attention = MultiHeadSelfAttention(H, 4, dropout=0.0)
+@pytest.mark.parametrize("heads", [4, 2])
+def test_attention_query_positions_give_the_full_output_there(heads):
+    attention = MultiHeadSelfAttention(H, heads, dropout=0.0)
     full = attention(X, MASK).numpy()
     np.testing.assert_allclose(attention(X, MASK, query_positions=POSITIONS).numpy(), _gather(full, POSITIONS),
                                atol=1e-5)
