@@ -1,6 +1,7 @@
 """BERT input embeddings: word + position + token type, then LayerNorm and dropout."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.layers.dropout import Dropout
@@ -60,8 +61,10 @@ class BertEmbeddings(keras.layers.Layer):
         if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:
             raise ValueError(f"Sequence length {seq_length} exceeds max_position_embeddings="
                              f"{self.max_position_embeddings}; truncate the input (e.g. the packer's seq_length).")
-        x = ops.take(self.word_embeddings, input_word_ids, axis=0)                   # [b, s, H]
-        x = x + ops.take(self.token_type_embeddings, input_type_ids, axis=0)          # [b, s, H]
+        # tf.gather, not ops.take: no pass that wraps negative ids around (ids are never negative; ids out of
+        # range raise instead of reading another row).
+        x = tf.gather(self.word_embeddings, input_word_ids)                           # [b, s, H]
+        x = x + tf.gather(self.token_type_embeddings, input_type_ids)                 # [b, s, H]
         x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)             # [1, s, H]
         x = self.layer_norm(x)
         return self.dropout_layer(x, training=training)
