@@ -22,8 +22,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     Query, key and value are computed by one fused `[H, 3H]` projection (one matmul instead of three);
     checkpoint import concatenates the separate query/key/value kernels of the reference models into it. With
-    one or two heads on TensorFlow's oneDNN CPU kernels, each head instead gets its own `[H, d]` slices of that
-    kernel and its own chain of ops (faster there, same weights and math; `_each_head_is_faster`).
+    one or two heads on TensorFlow's oneDNN CPU kernels, the same kernel projects straight into head-major rows
+    and each head runs its own chain of ops (faster there; same weights and math; `_each_head_is_faster`).
     Scores and softmax are computed in float32 under mixed precision.
 
     Args:
@@ -85,21 +85,26 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             key_penalty = key_is_pad[:, None, None, :] * _MASK_PENALTY                     # [b, 1, 1, s]
 
         if _each_head_is_faster(self.num_heads):
-            # One chain per head: q, k, v of head i are three [H, d] projections straight into [b, 1, len, d],
-            # so there are no head transposes, and TensorFlow runs the independent chains on different cores at
-            # once. tf.split of the fused kernel, not slices: its gradient is one concat.
-            kernels = tf.split(self.qkv_kernel, 3 * self.num_heads, axis=1)               # [H, d] each
-            biases = tf.split(self.qkv_bias, 3 * self.num_heads, axis=0)
+            # One chain of ops per head; TensorFlow runs the independent chains on different cores at once. The
+            # projection writes head-major rows directly (a matmul batched over the 3N heads of q, k and v), so
+            # there are no head transposes.
+            n, d = self.num_heads, self.head_size
+            kernels = ops.transpose(ops.reshape(self.qkv_kernel, (h, 3 * n, d)), (1, 0, 2))   # [3N, H, d]
+            biases = ops.reshape(self.qkv_bias, (3 * n, 1, d))                                # [3N, 1, d]
+            if query_positions is None:
+                heads = ops.unstack(ops.matmul(tokens[None], kernels) + biases, 3 * n)       # [b*s, d] each
+            else:
+                # tf.split, not slices, of the head kernels: its gradient is one concat.
+                (q_kernels, kv_kernels), (q_biases, kv_biases) = (tf.split(t, [n, 2 * n]) for t in (kernels, biases))
+                heads = (ops.unstack(ops.matmul(query_rows[None], q_kernels) + q_biases, n)  # [b*P, d] each
+                         + ops.unstack(ops.matmul(tokens[None], kv_kernels) + kv_biases, 2 * n))
 
-            def head(rows, part, i, length):                                              # -> [b, 1, len, d]
-                j = part * self.num_heads + i
-                projected = tf.nn.bias_add(ops.matmul(rows, kernels[j]), biases[j])      # [b*len, d]
-                return ops.reshape(projected, (batch, 1, length, self.head_size))
+            def head(part, i, length):                                                        # -> [b, 1, len, d]
+                return ops.reshape(heads[part * n + i], (batch, 1, length, d))
 
             context = ops.concatenate([
-                self._attend(head(query_rows, 0, i, queries), head(tokens, 1, i, seq), head(tokens, 2, i, seq),
-                             key_penalty, training, heads=1)
-                for i in range(self.num_heads)], axis=1)                                  # [b*q, H]
+                self._attend(head(0, i, queries), head(1, i, seq), head(2, i, seq), key_penalty, training, heads=1)
+                for i in range(n)], axis=1)                                                   # [b*q, H]
         else:
             if query_positions is None:
                 q, k, v = self._heads(tokens, self.qkv_kernel, self.qkv_bias, batch, seq, 3)  # [b, N, s, d] each
@@ -159,10 +164,12 @@ _EACH_HEAD_MAX_HEADS = 2
 def _each_head_is_faster(num_heads: int) -> bool:
     """Whether the graph being built runs attention one head at a time: few heads, oneDNN CPU kernels, no XLA.
 
-    Measured on 2 cores, batch 32 x 128 tokens, one attention block (projections to output projection): 2 heads
-    (BERT-tiny) 5.7 -> 5.0 ms, the whole tiny encoder's forward 4-6% faster; 4 heads (mini) 2-3% slower as a
-    whole forward, 8 heads equal, 12 heads 1-3% slower. Head-major (one projection, then transposes) wins
-    wherever the per-head matmuls get small relative to their count.
+    Measured on 2 cores, batch 32 x 128 tokens (medians of interleaved rounds in one process): the BERT-tiny
+    forward (2 heads) 4-6% faster than head-major with per-head [H, d] projections, and 3% faster again with the
+    head-batched projection used here (which makes its training step 3% slower than per-head [H, d]
+    projections, still faster than head-major); with 4 heads (mini) the forward is 2-3% slower than
+    head-major, with 8 equal, with 12 1-3% slower: head-major wins once the per-head pieces get small
+    relative to their number.
     """
     if num_heads > _EACH_HEAD_MAX_HEADS or not (onednn_enabled() and cpu_only()):
         return False
