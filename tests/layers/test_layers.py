@@ -52,7 +52,7 @@ def test_serialization_round_trip_gives_identical_outputs(layer, args):
                              out, clone(*args))
 
 
-@pytest.mark.parametrize("heads", [4, 2])   # head-major, one chain per head (on oneDNN CPU kernels)
+@pytest.mark.parametrize("heads", [4, 2])
 def test_attention_ignores_padded_keys(heads):
     attention = MultiHeadSelfAttention(H, heads, dropout=0.0)
     out = attention(X, MASK).numpy()
