@@ -14,8 +14,9 @@ from keras_bert_lite._version import __version__
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.models import (BertPretrainer, build_classifier, build_encoder, build_multiple_choice,
-                                    build_pretrainer, build_span_labeler, build_token_classifier, encoder_config)
+                                    build_pretrainer, build_span_labeler, build_token_classifier, encoder_config,
+                                    inference_function)
 
 __all__ = ["__version__", "BertConfig", "BertPretrainer", "build_encoder", "build_pretrainer", "build_classifier",
            "build_token_classifier", "build_span_labeler", "build_multiple_choice", "encoder_config",
-           "load_encoder", "load_pretrainer"]
+           "load_encoder", "load_pretrainer", "inference_function"]

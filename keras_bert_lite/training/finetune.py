@@ -324,9 +324,12 @@ def make_predictor(model, jit_compile: bool = False):
     """`predict(dataset) -> list of per-batch outputs` (numpy, nested like the model's outputs).
 
     Batches keep their own padded length (unlike `model.predict`, which concatenates them), so token-level
-    outputs of dynamically padded batches stay usable.
+    outputs of dynamically padded batches stay usable. Each batch is split across the CPU's cores
+    (`inference_function`).
     """
     import tensorflow as tf
+
+    from keras_bert_lite.models.inference import inference_function
 
     steps = {}
 
@@ -335,8 +338,7 @@ def make_predictor(model, jit_compile: bool = False):
         key = str(spec)
         if key not in steps:   # one trace for all batch sizes and padded lengths
             relaxed = tf.nest.map_structure(lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype), spec)
-            steps[key] = tf.function(lambda x: model(x, training=False), jit_compile=jit_compile,
-                                     input_signature=[relaxed])
+            steps[key] = inference_function(model, jit_compile=jit_compile, input_signature=[relaxed])
         return [tf.nest.map_structure(lambda t: t.numpy(), steps[key](x)) for x, *_ in dataset]
     return predict
 

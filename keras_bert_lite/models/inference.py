@@ -1,0 +1,60 @@
+"""inference_function: a model's forward pass for inference, with the batch split across the CPU's cores."""
+
+import os
+
+import tensorflow as tf
+
+from keras_bert_lite._cpu_kernels import cpu_only
+
+
+def inference_function(model, outputs=None, parts: int = None, jit_compile: bool = False, input_signature=None):
+    """Returns a `tf.function` computing `model(inputs, training=False)`, faster on CPUs.
+
+    TensorFlow runs each op on all cores (intra-op threads), which BERT's many small ops (softmax, LayerNorm,
+    the attention's batch matmuls and head transposes) use poorly. Here the batch is cut into `parts` slices and
+    the model runs on each: the slices' ops are independent, so TensorFlow's executor runs them at the same time
+    (inter-op threads) and both cores stay busy. The outputs are concatenated back along the batch axis;
+    sequences never interact, so they are exactly the outputs of one call on the whole batch. Measured on 2
+    cores (batch 32 x 128 tokens, float32, graph mode, medians of interleaved rounds), 2 slices against one call:
+    BERT-tiny 9% faster, mini 12%, small 2.5%, base 4%; 4 slices were slower than 2.
+
+    Args:
+        model: a Keras model whose inputs (a tensor, or a dict/list of them) all have the batch as axis 0.
+        outputs: for models with dict outputs, the key (or list of keys) to return; `None` returns everything.
+            Ask only for what you use: every returned output costs one concatenation.
+        parts: slices of the batch; default 2 where TensorFlow sees only CPUs and there are at least 2 cores,
+            else 1 (a plain `model(inputs, training=False)`). A batch smaller than `parts` gives empty slices,
+            which cost little.
+        jit_compile: compile with XLA.
+        input_signature: passed to `tf.function` (e.g. `[None]` dimensions for one trace for every shape).
+
+    Returns:
+        `forward(inputs) -> outputs`, structured like the model's outputs (or the selected ones).
+    """
+    parts = _default_parts() if parts is None else parts
+    if parts < 1:
+        raise ValueError(f"parts must be >= 1, got {parts}.")
+
+    def select(result):
+        if outputs is None:
+            return result
+        if isinstance(outputs, str):
+            return result[outputs]
+        return {key: result[key] for key in outputs}
+
+    def forward(inputs):
+        if parts == 1:
+            return select(model(inputs, training=False))
+        batch = tf.shape(tf.nest.flatten(inputs)[0])[0]
+        bounds = [batch * i // parts for i in range(parts + 1)]                    # slice i: [bounds[i], bounds[i+1])
+        results = [select(model(tf.nest.map_structure(lambda t, i=i: t[bounds[i]:bounds[i + 1]], inputs),
+                                training=False))
+                   for i in range(parts)]
+        return tf.nest.map_structure(lambda *slices: tf.concat(slices, axis=0), *results)
+
+    return tf.function(forward, jit_compile=jit_compile, input_signature=input_signature)
+
+
+def _default_parts() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 2 if cores >= 2 and cpu_only() else 1
