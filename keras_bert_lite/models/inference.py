@@ -15,8 +15,8 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
     the model runs on each: the slices' ops are independent, so TensorFlow's executor runs them at the same time
     (inter-op threads) and both cores stay busy. The outputs are concatenated back along the batch axis;
     sequences never interact, so they are exactly the outputs of one call on the whole batch. Measured on 2
-    cores (batch 32 x 128 tokens, float32, graph mode, medians of interleaved rounds), 2 slices against one call:
-    BERT-tiny 9% faster, mini 12%, small 2.5%, base 4%; 4 slices were slower than 2.
+    cores (batch 32 x 128 tokens, float32, graph mode, medians of interleaved rounds in one process), 2 slices
+    against one call: BERT-tiny 4-12% faster, mini 10-12%, small 2-3%, base 4%; 4 slices were slower than 2.
 
     Args:
         model: a Keras model whose inputs (a tensor, or a dict/list of them) all have the batch as axis 0.
