@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert_lite.layers.activations import get_activation
+from keras_bert_lite.layers.activations import get_activation, get_training_activation
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
 from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.layer_norm import LayerNorm
@@ -54,6 +54,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_dropout_layer = Dropout(hidden_dropout, dtype=policy, name="attention_dropout")
         self.attention_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
         self.activation = get_activation(hidden_act)
+        self.training_activation = get_training_activation(hidden_act)      # GELU: fused kernels (training)
         self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init, dtype=policy,
                                                name="intermediate")
         self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, dtype=policy, name="output")
@@ -81,7 +82,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
             tokens = ops.reshape(gather_positions(x, output_positions), (-1, self.hidden_size))
             output_shape = (output_shape[0], ops.shape(output_positions)[1], self.hidden_size)
         tokens = self.attention_layer_norm(tokens + self.attention_dropout_layer(attended, training=training))
-        h = self.output_dense(self.activation(self.intermediate(tokens)))                # [b*q, I] -> [b*q, H]
+        activation = self.training_activation if training else self.activation
+        h = self.output_dense(activation(self.intermediate(tokens)))                     # [b*q, I] -> [b*q, H]
         tokens = self.output_layer_norm(tokens + self.output_dropout(h, training=training))
         return ops.reshape(tokens, output_shape)                                          # [b, q, H]
 

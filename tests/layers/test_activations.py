@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite.layers.activations import get_activation
+from keras_bert_lite.layers import TransformerEncoderBlock
+from keras_bert_lite.layers.activations import get_activation, get_training_activation
 
 GRID = np.linspace(-12.0, 12.0, 4001, dtype=np.float32)
 
@@ -41,3 +42,54 @@ def test_exact_and_tanh_gelu_differ_where_the_parity_trap_is():
 def test_unknown_activation_names_the_choices():
     with pytest.raises(ValueError, match="'gelu', 'gelu_approx' or 'relu'"):
         get_activation("swish")
+
+
+@pytest.mark.parametrize("name", ["gelu", "gelu_approx"])
+@pytest.mark.parametrize("dtype, tol", [("float32", 2e-6), ("bfloat16", 1e-2)])
+def test_fused_training_gelu_has_the_plain_forms_value_and_gradient(name, dtype, tol):
+    x = tf.cast(tf.constant(GRID), dtype)
+    dy = tf.cast(tf.constant(np.cos(GRID)), dtype)              # a non-trivial upstream gradient
+
+    def value_and_grad(fn):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return y, tape.gradient(y, x, output_gradients=dy)
+
+    plain, fused = get_activation(name), get_training_activation(name)
+    for mode in ("eager", "graph"):
+        run = value_and_grad if mode == "eager" else tf.function(value_and_grad, reduce_retracing=False)
+        (want_y, want_dx), (got_y, got_dx) = run(plain), run(fused)
+        assert got_y.dtype == got_dx.dtype == x.dtype
+        np.testing.assert_allclose(np.asarray(tf.cast(got_y, tf.float32)), np.asarray(tf.cast(want_y, tf.float32)),
+                                   rtol=tol, atol=tol)
+        np.testing.assert_allclose(np.asarray(tf.cast(got_dx, tf.float32)),
+                                   np.asarray(tf.cast(want_dx, tf.float32)), rtol=tol, atol=tol)
+
+
+def test_relu_has_no_separate_training_form():
+    assert get_training_activation("relu") is get_activation("relu")
+
+
+@pytest.mark.parametrize("hidden_act", ["gelu", "gelu_approx"])
+def test_encoder_block_uses_the_fused_gelu_in_training_only_and_computes_the_same(hidden_act):
+    block = TransformerEncoderBlock(16, 2, 32, hidden_act=hidden_act, hidden_dropout=0.0, attention_dropout=0.0)
+    x = tf.random.stateless_normal((2, 5, 16), seed=(1, 2))
+    mask = tf.constant([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    outputs, grads = {}, {}
+    for training in (False, True):
+        with tf.GradientTape() as tape:
+            y = block(x, mask, training=training)
+            loss = tf.reduce_sum(y * tf.sin(y))
+        outputs[training] = np.asarray(y)
+        grads[training] = [np.asarray(g) for g in tape.gradient(loss, block.trainable_weights)]
+    np.testing.assert_allclose(outputs[True], outputs[False], rtol=1e-5, atol=1e-5)
+    for got, want in zip(grads[True], grads[False]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+    calls = []
+    block.training_activation = lambda h: calls.append(h) or get_activation(hidden_act)(h)
+    block(x, mask, training=False)
+    assert not calls
+    block(x, mask, training=True)
+    assert len(calls) == 1
