@@ -95,6 +95,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         self.weight_decay_rate = weight_decay_rate
         self.weight_decay_exclusions = tuple(weight_decay_exclusions or ())
         self.accumulation_steps = accumulation_steps
+        self._gradient_scale = None     # set by `_clip_gradients`, read by `update_step`, within one `apply`
 
     # ---------------------------------------------------------------- variables
 
@@ -153,7 +154,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         return ops.equal(ops.mod(self._iterations + 1, self.accumulation_steps), 0)
 
     def apply(self, grads, trainable_variables=None):
-        self._gradient_scale = None     # set by `_clip_gradients`, read by `update_step`, within this call
+        self._gradient_scale = None     # no factor from an earlier call (or graph) carries over
         grads = [_dense(g) for g in grads]
         if self.accumulation_steps > 1 and len(grads):
             if not self.built:
@@ -207,7 +208,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         i = self._get_variable_index(variable)
         m, v = self._m[i], self._v[i]
         update_now = self._is_update_call() if self.accumulation_steps > 1 else True
-        scale = 1.0 if getattr(self, "_gradient_scale", None) is None else self._gradient_scale
+        scale = 1.0 if self._gradient_scale is None else self._gradient_scale
         next_m, next_v, next_var = self._fused_update(
             ops.cast(gradient, variable.dtype), ops.cast(scale, variable.dtype), tf.convert_to_tensor(m),
             tf.convert_to_tensor(v), tf.convert_to_tensor(variable), ops.cast(learning_rate, variable.dtype),
