@@ -17,7 +17,9 @@ Benchmarks (fp32, batch 32, seq 128, randomly initialised BERT presets tiny L2/H
 small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
   forward   encoder forward (sequence output), all tokens real; --presets (default tiny,mini,small,base).
             Timed runs: 5 (3 at base), and more until they add up to 3 s (a tiny batch takes ~30 ms).
-            MFU = seq/s x matmul FLOPs/seq / the best measured matmul peak.
+            MFU = seq/s x matmul FLOPs/seq / the best measured matmul peak (fp32 2048³ tf.matmul and
+            torch.matmul, the larger of the two medians; each round of them runs right before a round of
+            the base forward, so both are measured in the same minutes).
   pretrain  one optimizer step of MLM (20 predictions/sequence) + NSP, AdamW; --presets (default
             tiny,mini,small). KerasHub has no NSP head: its step is MLM only (BertMaskedLM). Timed runs as
             forward's (5, and 3 s at least).
@@ -49,7 +51,6 @@ import argparse
 import collections
 import dataclasses
 import datetime
-import itertools
 import os
 import platform
 import shutil
@@ -172,19 +173,31 @@ def presets_for(bench: str, args) -> list:
 
 
 def plan(benchmarks, args, data_path) -> list[dict]:
-    """The runner specs, in execution order: matmul peaks first, then benchmark x preset x round x implementation."""
+    """The runner specs, in execution order: benchmark x preset x round x implementation, with the matmul peaks.
+
+    The peaks are what the base forward's MFU divides by, so each of their rounds runs right before a round of
+    the base forward: on shared cores the speed drifts by ±10% over the tens of minutes a run takes, and a peak
+    measured at the start would score the base forward against another minute's machine. Without the base
+    forward, the peaks run first.
+    """
     s = settings(args)
-    specs = []
-    for bench in ("peak", *benchmarks):
+    paired = "forward" in benchmarks and "base" in presets_for("forward", args)
+    groups = [] if paired else [("peak", None)] * args.rounds          # (bench, preset), one per round
+    for bench in benchmarks:
         for preset in presets_for(bench, args):
-            rounds = 1 if bench == "serving" else args.rounds
-            for _, (impl, modes) in itertools.product(range(rounds), MODES[bench].items()):
-                runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
-                specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
-                              "warmup": s["warmup"].get(bench), "min_seconds": s["min_seconds"].get(bench, 0.0),
-                              "data": data_path,
-                              **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches",
-                                                   "warmup_epochs", "serving_seconds", "concurrency")}})
+            for _ in range(1 if bench == "serving" else args.rounds):
+                if paired and (bench, preset) == ("forward", "base"):
+                    groups.append(("peak", None))
+                groups.append((bench, preset))
+    specs = []
+    for bench, preset in groups:
+        for impl, modes in MODES[bench].items():
+            runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
+            specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
+                          "warmup": s["warmup"].get(bench), "min_seconds": s["min_seconds"].get(bench, 0.0),
+                          "data": data_path,
+                          **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches",
+                                               "warmup_epochs", "serving_seconds", "concurrency")}})
     return specs
 
 

@@ -35,9 +35,17 @@ def machine():
     return {"cpu_count": 2, "cpu": "test", "matmul_peak_gflops": {"tf.matmul": 70.0, "torch.matmul": 60.0}}
 
 
-def test_plan_orders_peaks_first_and_sizes_cases(cp):
-    specs = cp.plan(["forward", "finetune"], args(), "/data.json")
-    assert [s["bench"] for s in specs[:2]] == ["peak", "peak"]
+def test_plan_runs_each_peak_round_right_before_a_base_forward_round_and_sizes_cases(cp):
+    specs = cp.plan(["forward", "finetune"], args(rounds=2), "/data.json")
+    order = [(s["bench"], s["preset"], s["impl"]) for s in specs]
+    peak_round = [("peak", None, "ours"), ("peak", None, "hf")]
+    base_round = [("forward", "base", impl) for impl in ("ours", "hf", "kerashub")]
+    start = order.index(base_round[0])
+    assert order[start - 2:start + 3 + 5] == peak_round + base_round + peak_round + base_round
+    assert sum(bench == "peak" for bench, _, _ in order) == 4
+    assert [bench for bench, _, _ in order[:3]] == ["forward"] * 3                # tiny first: no peak before it
+    without_base = cp.plan(["forward"], args(rounds=2, presets="tiny"), "/d")
+    assert [(s["bench"], s["impl"]) for s in without_base[:4]] == [("peak", "ours"), ("peak", "hf")] * 2
     forward = [s for s in specs if s["bench"] == "forward"]
     assert {s["preset"] for s in forward} == {"tiny", "mini", "small", "base"}
     assert all(len({s["impl"] for s in forward if s["preset"] == p}) == 3 for p in ("tiny", "base"))
