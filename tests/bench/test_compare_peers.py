@@ -40,8 +40,9 @@ def test_plan_runs_each_peak_round_right_before_a_base_forward_round_and_sizes_c
     order = [(s["bench"], s["preset"], s["impl"]) for s in specs]
     peak_round = [("peak", None, "ours"), ("peak", None, "hf")]
     base_round = [("forward", "base", impl) for impl in ("ours", "hf", "kerashub")]
-    start = order.index(base_round[0])
-    assert order[start - 2:start + 3 + 5] == peak_round + base_round + peak_round + base_round
+    expected = (peak_round + base_round) * 2                                    # rounds=2
+    start = order.index(base_round[0]) - len(peak_round)
+    assert order[start:start + len(expected)] == expected
     assert sum(bench == "peak" for bench, _, _ in order) == 4
     assert [bench for bench, _, _ in order[:3]] == ["forward"] * 3                # tiny first: no peak before it
     without_base = cp.plan(["forward"], args(rounds=2, presets="tiny"), "/d")
