@@ -181,14 +181,15 @@ def plan(benchmarks, args, data_path) -> list[dict]:
     forward, the peaks run first.
     """
     s = settings(args)
-    paired = "forward" in benchmarks and "base" in presets_for("forward", args)
-    groups = [] if paired else [("peak", None)] * args.rounds          # (bench, preset), one per round
+    groups = []                                                          # (bench, preset), one per round
     for bench in benchmarks:
         for preset in presets_for(bench, args):
             for _ in range(1 if bench == "serving" else args.rounds):
-                if paired and (bench, preset) == ("forward", "base"):
+                if (bench, preset) == ("forward", "base"):
                     groups.append(("peak", None))
                 groups.append((bench, preset))
+    if ("peak", None) not in groups:
+        groups = [("peak", None)] * args.rounds + groups
     specs = []
     for bench, preset in groups:
         for impl, modes in MODES[bench].items():

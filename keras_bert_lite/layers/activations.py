@@ -52,11 +52,9 @@ def fused_gelu(x, approximate=False):
     """GELU (exact, or the tanh form with `approximate`) with its value and its gradient as one XLA kernel each.
 
     TensorFlow runs `gelu` as 5 element-wise ops and its gradient as 9 more (square, negate, exp and six
-    products), each one pass over the `[b*s, I]` FFN activations. (A plain function wrapping the
-    `tf.custom_gradient` one: autograph cannot convert the latter when it is called directly in a
-    `tf.function`.) Here the forward pass is one
-    kernel reading `x` and writing the output, and the backward pass one kernel reading `x` and `dy` and
-    writing `dx`, recomputing `erf(x)` there rather than keeping it from the forward pass (measured slower:
+    products), each one pass over the `[b*s, I]` FFN activations. Here the forward pass is one kernel reading
+    `x` and writing the output, and the backward pass one kernel reading `x` and `dy` and writing `dx`,
+    recomputing `erf(x)` there rather than keeping it from the forward pass (measured slower:
     one more `[b*s, I]` tensor written and read). Values and gradients equal the plain form's to float32
     rounding; the math runs in float32 for bfloat16/float16 inputs. BERT-small MLM+NSP step on 2 CPU cores
     (batch 32 x 128, interleaved A/B in one process): ~3-4.5% faster.
@@ -68,6 +66,8 @@ def fused_gelu(x, approximate=False):
     Returns:
         GELU(x), same shape and dtype.
     """
+    # A plain function around the tf.custom_gradient one: autograph cannot convert that one when it is called
+    # directly in a tf.function.
     return _FUSED_GELU[bool(approximate)](x)
 
 
