@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/compare_peers.py [--benchmarks forward,pretrain,finetune,tokenize,serving]
                                             [--presets tiny,mini,small,base] [--runs N] [--rounds R]
-                                            [--quick] [--out PATH]
+                                            [--quick] [--device cpu|gpu] [--out PATH]
 
 Run it with the project's venv: that Python runs our side (this checkout's package). The peers run in their own
 venvs, created here when missing and never project dependencies: `bench/.venvs/hf` (torch 2.13.0 CPU, from the
@@ -43,6 +43,10 @@ minutes, a single pass can catch one implementation in a slow spell; interleaved
 same minutes. Serving runs once whatever R (its cells are latency distributions, not one value to take a
 median of). Default 1 (a full run takes ~1 h; forward,pretrain alone ~22 min per round).
 --quick: tiny only, 2 timed runs, 4 fine-tuning batches, 1 s per serving level: a smoke test, not a result.
+--device gpu: forward and pretrain on a GPU in bfloat16 (Keras "mixed_bfloat16", torch.autocast bf16), same
+shapes and modes (XLA and torch.compile among them); the matmul peaks are bf16 8192³; at least 1 s of timed
+calls per mode. Every implementation runs in the Python that runs this script, which must hold TensorFlow,
+Keras, KerasHub, torch and transformers with GPU support (the CPU venvs above have a CPU-only torch).
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ MODES = {
     "serving": {"ours": ["savedmodel", "bare", "paired"], "hf": ["eager"], "kerashub": ["tf.function", "savedmodel"]},
 }
 BENCHMARKS = ("forward", "pretrain", "finetune", "tokenize", "serving")
+MODEL_BENCHMARKS = ("forward", "pretrain")      # synthetic inputs; the others read the shared real text
 BATCH, SEQ = 32, 128
 UNITS = {"forward": "seq/s", "pretrain": "seq/s", "finetune": "examples/s", "tokenize": "lines/s"}
 
@@ -141,19 +146,22 @@ SERVING_OVERHEAD_MAX = 0.20         # serving_default (text in) over the bare cl
 
 def settings(args) -> dict:
     """What every case of this invocation shares (runners read it from their spec)."""
-    runs = args.runs
+    runs, gpu = args.runs, args.device == "gpu"
     return {
+        "device": args.device, "precision": "bfloat16" if gpu else "float32", "peak_n": 8192 if gpu else 2048,
         "batch": BATCH, "seq": SEQ, "predictions": 20,
         "runs": {"forward": runs or 5, "pretrain": runs or 5, "finetune": runs or 1, "tokenize": runs or 5,
                  "peak": 3 if args.quick else 10},
         "base_forward_runs": min(runs or 3, 3),
         "warmup": {"forward": 2, "pretrain": 2, "tokenize": 1, "peak": 2},
-        "min_seconds": {"forward": 3.0, "pretrain": 3.0, "peak": 1.0} if not args.quick else {},
+        "min_seconds": ({} if args.quick else {"forward": 1.0, "pretrain": 1.0, "peak": 1.0} if gpu else
+                        {"forward": 3.0, "pretrain": 3.0, "peak": 1.0}),
         "finetune_batches": 4 if args.quick else 20,
         "warmup_epochs": 1,
         "serving_seconds": 1.0 if args.quick else 5.0,
         "concurrency": [1, 8, 32],
-        "timeout_s": 900 if args.quick else 7200,   # KerasHub's small fine-tuning at length 512 takes ~25 min
+        # KerasHub's small fine-tuning at length 512 takes ~25 min on 2 cores; a GPU case, a few compilations.
+        "timeout_s": 900 if args.quick or gpu else 7200,
     }
 
 
@@ -197,8 +205,9 @@ def plan(benchmarks, args, data_path) -> list[dict]:
             specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
                           "warmup": s["warmup"].get(bench), "min_seconds": s["min_seconds"].get(bench, 0.0),
                           "data": data_path,
-                          **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches",
-                                               "warmup_epochs", "serving_seconds", "concurrency")}})
+                          **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches", "warmup_epochs",
+                                               "serving_seconds", "concurrency", "device", "precision",
+                                               "peak_n")}})
     return specs
 
 
@@ -256,9 +265,10 @@ def run_case(spec: dict, workdir: Path, timeout: float, venv_error: str | None) 
     record = {"impl": spec["impl"], "bench": spec["bench"], "preset": spec["preset"],
               "background_cpu": background_cpu(), "modes": {}}
     failure, start = venv_error, time.perf_counter()
+    python = sys.executable if common.on_gpu(spec) else impl.python      # --device gpu: one Python for all
     if failure is None:
         with open(log_path, "w") as log:
-            proc = subprocess.Popen([impl.python, str(PEERS / f"{impl.name}.py"), str(spec_path), str(out_path)],
+            proc = subprocess.Popen([python, str(PEERS / f"{impl.name}.py"), str(spec_path), str(out_path)],
                                     stdout=log, stderr=subprocess.STDOUT, env=runner_env(spec["bench"]),
                                     cwd=ROOT, start_new_session=True)
             try:
@@ -487,8 +497,11 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     results, acceptance = index(records), []
     peaks = machine["matmul_peak_gflops"]
     peak = max((v for v in peaks.values() if v), default=None)
-    parts = [f"{machine['cpu_count']} CPU cores ({machine['cpu']}), fp32, batch 32, seq 128; matmul peak "
-             f"(2048³ fp32): " + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
+    n, precision = machine.get("peak_n", 2048), machine.get("precision", "float32")
+    where = (f"1 GPU ({machine['gpu']})" if machine.get("gpu") else
+             f"{machine['cpu_count']} CPU cores ({machine['cpu']})")
+    parts = [f"{where}, {precision}, batch 32, seq 128; matmul peak ({n}³ {precision}): "
+             + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
     onednn = {impl: v["onednn_enabled"] for impl, v in machine.get("versions", {}).items() if "onednn_enabled" in v}
     if onednn:   # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU
         parts.append("TensorFlow's oneDNN kernels: " + ", ".join(
@@ -535,7 +548,9 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=1, help="run each (benchmark, preset)'s implementations "
                         "this many times in turn; cells are the medians (default 1)")
     parser.add_argument("--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving")
-    parser.add_argument("--out", help="results JSON (default bench/results/compare_peers[_quick].json)")
+    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="gpu: forward and pretrain "
+                        "in bfloat16 on a GPU, every implementation in this Python (default cpu)")
+    parser.add_argument("--out", help="results JSON (default bench/results/compare_peers[_quick|_gpu].json)")
     args = parser.parse_args(argv)
     if args.quick and args.runs is None:
         args.runs = 2
@@ -545,14 +560,24 @@ def main(argv=None):
     unknown = set(benchmarks) - set(BENCHMARKS)
     if unknown:
         parser.error(f"unknown benchmarks {sorted(unknown)}; choose from {','.join(BENCHMARKS)}")
+    if args.device == "gpu":
+        if args.benchmarks == parser.get_default("benchmarks"):
+            benchmarks = list(MODEL_BENCHMARKS)
+        elif set(benchmarks) - set(MODEL_BENCHMARKS):
+            parser.error(f"--device gpu runs {','.join(MODEL_BENCHMARKS)} only (the others time CPU-side text "
+                         f"work), got {args.benchmarks}")
     bad_presets = set((args.presets or "").split(",")) - set(common.PRESETS) - {""}
     if bad_presets:
         parser.error(f"unknown presets {sorted(bad_presets)}; choose from {','.join(common.PRESETS)}")
-    out = args.out or str(ROOT / "bench" / "results" / f"compare_peers{'_quick' if args.quick else ''}.json")
+    suffix = "_quick" if args.quick else "_gpu" if args.device == "gpu" else ""
+    out = args.out or str(ROOT / "bench" / "results" / f"compare_peers{suffix}.json")
 
     workdir = Path(tempfile.mkdtemp(prefix="compare_peers_"))
-    venv_errors = {name: ensure_venv(impl) for name, impl in IMPLEMENTATIONS.items()}
-    specs = plan(benchmarks, args, write_shared_data(workdir))
+    # --device gpu: no venvs (every implementation runs in this Python); no shared text (model benchmarks only).
+    venv_errors = {name: ensure_venv(impl) if args.device == "cpu" else None
+                   for name, impl in IMPLEMENTATIONS.items()}
+    needs_text = set(benchmarks) - set(MODEL_BENCHMARKS)
+    specs = plan(benchmarks, args, write_shared_data(workdir) if needs_text else None)
     timeout = settings(args)["timeout_s"]
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     records = []
@@ -570,6 +595,8 @@ def main(argv=None):
         "tf.matmul": (value(results, "peak", None, "ours", "tf.matmul") or 0) / 1e9 or None,
         "torch.matmul": (value(results, "peak", None, "hf", "torch.matmul") or 0) / 1e9 or None}
     machine["versions"] = {r["impl"]: r["versions"] for r in records if "versions" in r}
+    machine.update({k: settings(args)[k] for k in ("device", "precision", "peak_n")})
+    machine["gpu"] = next((r["gpu"] for r in records if r.get("gpu")), None)
     text, acceptance = report(records, machine)
     print(text)
     common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": True,

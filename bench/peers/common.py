@@ -105,9 +105,24 @@ def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[flo
     return times
 
 
-def time_spec(fn, spec: dict) -> list[float]:
-    """`time_calls` with the spec's `runs`, `warmup` and `min_seconds`."""
-    return time_calls(fn, spec["runs"], spec["warmup"], spec.get("min_seconds", 0.0))
+def time_spec(fn, spec: dict, sync=None) -> list[float]:
+    """`time_calls` with the spec's `runs`, `warmup` and `min_seconds`.
+
+    `sync`: on a GPU, the framework's wait for the device (work there is queued, and a call returns before it
+    ran); each timed call is `fn()` then `sync()`. None on CPUs, where `fn` already blocks.
+    """
+    call = fn if sync is None else (lambda: (fn(), sync()))
+    return time_calls(call, spec["runs"], spec["warmup"], spec.get("min_seconds", 0.0))
+
+
+def on_gpu(spec: dict) -> bool:
+    """Whether the case runs on a GPU (`compare_peers.py --device gpu`); runners then fail if they see none."""
+    return spec.get("device", "cpu") == "gpu"
+
+
+def peak_size(spec: dict) -> int:
+    """The matmul peak's n (n x n times n x n): 2048 on CPUs, larger on a GPU (`spec["peak_n"]`)."""
+    return spec.get("peak_n", 2048)
 
 
 def median_seconds(fn, runs: int, warmup: int = 1) -> float:

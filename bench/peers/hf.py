@@ -4,6 +4,8 @@ Runs in `bench/.venvs/hf`. Modes: "eager" (the default PyTorch execution) and "c
 model, inductor backend) for the model benchmarks; tokenize: "fast" (BertTokenizerFast); serving: "eager"
 (tokenizer + model forward under `torch.inference_mode`). Threads: `torch.set_num_threads(os.cpu_count())`,
 except tokenization (one thread, parallelism off: set by the orchestrator's environment and `setup`).
+On a GPU case (`--device gpu`) the model and its inputs live on "cuda"; bfloat16 precision is
+`torch.autocast(dtype=torch.bfloat16)` around the forward pass (float32 weights), as Trainer's `bf16=True`.
 """
 
 import os
@@ -31,27 +33,43 @@ def prepared(model, mode):
     return torch.compile(model) if mode == "compile" else model
 
 
-def tensors(batch: dict) -> dict:
-    return {name: torch.from_numpy(value).long() for name, value in batch.items()}
+def device(spec) -> str:
+    return "cuda" if common.on_gpu(spec) else "cpu"
+
+
+def tensors(batch: dict, spec=None) -> dict:
+    return {name: torch.from_numpy(value).long().to(device(spec or {})) for name, value in batch.items()}
+
+
+def autocast(spec):
+    """The spec's precision for the forward pass: bf16 autocast, or nothing (float32)."""
+    return torch.autocast(device(spec), dtype=torch.bfloat16, enabled=spec.get("precision") == "bfloat16")
+
+
+def sync(spec):
+    """`common.time_spec`'s wait for the GPU (None on CPUs)."""
+    return torch.cuda.synchronize if common.on_gpu(spec) else None
 
 
 def forward(spec, mode):
-    model = BertModel(config(spec["preset"])).eval()
+    model = BertModel(config(spec["preset"])).eval().to(device(spec))
     run_model = prepared(model, mode)
-    b = tensors(common.synthetic_batch(spec["batch"], spec["seq"]))
+    b = tensors(common.synthetic_batch(spec["batch"], spec["seq"]), spec)
 
     def run():
-        with torch.no_grad():
+        with torch.no_grad(), autocast(spec):
             return run_model(input_ids=b["word_ids"], attention_mask=b["mask"],
                              token_type_ids=b["type_ids"]).last_hidden_state
 
-    times = common.time_spec(run, spec)
+    times = common.time_spec(run, spec, sync(spec))
     return {**common.median_rate(spec["batch"], times), "attn_implementation": model.config._attn_implementation}
 
 
-def train_step(model, optimizer, **inputs):
-    """loss.backward, clip to global norm 1.0 (Trainer's default max_grad_norm), AdamW step."""
-    loss = model(**inputs).loss
+def train_step(model, optimizer, spec=None, **inputs):
+    """loss.backward, clip to global norm 1.0 (Trainer's default max_grad_norm), AdamW step; the forward pass
+    in the precision of `spec` (`autocast`; None: float32)."""
+    with autocast(spec or {}):
+        loss = model(**inputs).loss
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
@@ -61,16 +79,16 @@ def train_step(model, optimizer, **inputs):
 
 def pretrain(spec, mode):
     """BertForPreTraining with MLM labels (-100 except the masked positions) and NSP labels, torch AdamW."""
-    model = BertForPreTraining(config(spec["preset"])).train()
+    model = BertForPreTraining(config(spec["preset"])).train().to(device(spec))
     run_model = prepared(model, mode)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     labels = torch.full((spec["batch"], spec["seq"]), -100, dtype=torch.long)
     labels.scatter_(1, torch.from_numpy(b["positions"]).long(), torch.from_numpy(b["ids"]).long())
-    t = tensors(b)
+    t = tensors(b, spec)
     inputs = {"input_ids": t["word_ids"], "attention_mask": t["mask"], "token_type_ids": t["type_ids"],
-              "labels": labels, "next_sentence_label": t["nsp"]}
-    times = common.time_spec(lambda: train_step(run_model, optimizer, **inputs), spec)
+              "labels": labels.to(device(spec)), "next_sentence_label": t["nsp"]}
+    times = common.time_spec(lambda: train_step(run_model, optimizer, spec, **inputs), spec, sync(spec))
     return {**common.median_rate(spec["batch"], times), "attn_implementation": model.config._attn_implementation}
 
 
@@ -141,17 +159,22 @@ def serving(spec, mode):
 
 
 def peak(spec, mode):
-    """float32 torch.matmul of two 2048x2048 matrices, FLOP/s at the median time."""
-    n = 2048
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    times = common.time_spec(lambda: torch.matmul(a, b), spec)
+    """torch.matmul of two n x n matrices (`common.peak_size`, in the spec's precision), FLOP/s at the median."""
+    n = common.peak_size(spec)
+    dtype = torch.bfloat16 if spec.get("precision") == "bfloat16" else torch.float32
+    a, b = (torch.randn(n, n, dtype=dtype, device=device(spec)) for _ in range(2))
+    times = common.time_spec(lambda: torch.matmul(a, b), spec, sync(spec))
     return common.median_rate(2 * n ** 3, times)
 
 
 def setup(spec):
-    """All cores for torch (one for tokenization); reported back."""
+    """All cores for torch (one for tokenization); reported back. A GPU case fails if torch sees no GPU."""
     threads = 1 if spec["bench"] == "tokenize" else os.cpu_count()
     torch.set_num_threads(threads)
+    if common.on_gpu(spec):
+        if not torch.cuda.is_available():
+            raise RuntimeError("--device gpu, but torch sees no CUDA device")
+        return {"torch_threads": threads, "gpu": torch.cuda.get_device_name()}
     return {"torch_threads": threads}
 
 

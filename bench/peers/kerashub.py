@@ -45,7 +45,7 @@ def forward(spec, mode):
     model = backbone(spec["preset"])
     x = inputs(common.synthetic_batch(spec["batch"], spec["seq"]))
     run = tf.function(lambda x: model(x, training=False)["sequence_output"], jit_compile=JIT[mode])
-    times = common.time_spec(lambda: run(x), spec)         # the framework tensor, as HF: common.time_calls
+    times = common.time_spec(lambda: run(x), spec, sync(spec))   # the framework tensor, as HF
     return common.median_rate(spec["batch"], times)
 
 
@@ -57,7 +57,7 @@ def pretrain(spec, mode):
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     x = {**inputs(b), "mask_positions": tf.constant(b["positions"])}
     y, weights = tf.constant(b["ids"]), tf.ones(b["ids"].shape, tf.float32)
-    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec)
+    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec, sync(spec))
     return common.median_rate(spec["batch"], times)
 
 
@@ -122,18 +122,31 @@ def serving(spec, mode):
     return {**result, "sequence_length": module.classifier.preprocessor.sequence_length}
 
 
+def sync(spec):
+    """`common.time_spec`'s wait for the GPU (None on CPUs)."""
+    return tf.test.experimental.sync_devices if common.on_gpu(spec) else None
+
+
 def setup(spec):
-    """Single-threaded TensorFlow for the tokenization benchmark; TF's defaults (all cores) otherwise."""
+    """Single-threaded TensorFlow for the tokenization benchmark; TF's defaults (all cores) otherwise.
+    bfloat16 precision: Keras' "mixed_bfloat16" policy; a GPU case fails unless TensorFlow sees a GPU."""
     if spec["bench"] == "tokenize":
         tf.config.threading.set_inter_op_parallelism_threads(1)
         tf.config.threading.set_intra_op_parallelism_threads(1)
+    if spec.get("precision") == "bfloat16":
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    if common.on_gpu(spec) and not tf.config.list_physical_devices("GPU"):
+        raise RuntimeError("--device gpu, but TensorFlow sees no GPU")
 
 
 def versions():
-    import tensorflow_text
-
+    try:                      # the text benchmarks need it; a GPU machine's model benchmarks run without it
+        import tensorflow_text
+    except ImportError:
+        tensorflow_text = None
     return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
-            "keras_hub": keras_hub.__version__, "tensorflow_text": tensorflow_text.__version__,
+            "keras_hub": keras_hub.__version__,
+            "tensorflow_text": tensorflow_text.__version__ if tensorflow_text else None,
             "keras_backend": keras.backend.backend(),
             "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),  # unset: TensorFlow's default,
             "onednn_enabled": _pywrap_util_port.IsMklEnabled()}               # ... which is on with AVX-512

@@ -58,7 +58,7 @@ def forward(spec, mode):
     inputs = {"input_word_ids": b["word_ids"], "input_mask": b["mask"], "input_type_ids": b["type_ids"]}
     # The library's inference entry point: the batch split across the cores (kbl.inference_function).
     run = kbl.inference_function(encoder, outputs="sequence_output", jit_compile=JIT[mode])
-    times = common.time_spec(lambda: run(inputs), spec)    # the framework tensor, as HF: common.time_calls
+    times = common.time_spec(lambda: run(inputs), spec, sync(spec))   # the framework tensor, as HF
     return {**common.median_rate(spec["batch"], times), "library_default": library_default(encoder)}
 
 
@@ -72,7 +72,7 @@ def pretrain(spec, mode):
     model = kbl.build_pretrainer(config(spec["preset"]))
     default = compile_default_then(model, mode, lambda: create_optimizer(learning_rate=1e-4, total_steps=10_000,
                                                                          warmup_steps=100))
-    times = common.time_spec(lambda: model.train_on_batch(x, y), spec)
+    times = common.time_spec(lambda: model.train_on_batch(x, y), spec, sync(spec))
     return {**common.median_rate(spec["batch"], times), "library_default": default}
 
 
@@ -180,19 +180,38 @@ def bare_classifier(model, vocab) -> tuple:
 
 
 def peak(spec, mode):
-    """float32 tf.matmul of two 2048x2048 matrices, FLOP/s at the median time."""
-    n = 2048
-    a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
+    """tf.matmul of two n x n matrices (`common.peak_size`, in the spec's precision), FLOP/s at the median time."""
+    n = common.peak_size(spec)
+    dtype = tf.bfloat16 if spec.get("precision") == "bfloat16" else tf.float32
+    a, b = tf.random.normal((n, n), dtype=dtype), tf.random.normal((n, n), dtype=dtype)
     run = tf.function(lambda: tf.matmul(a, b))
-    times = common.time_spec(run, spec)                      # the framework tensor, as HF: common.time_calls
+    times = common.time_spec(run, spec, sync(spec))          # the framework tensor, as HF: common.time_calls
     return common.median_rate(2 * n ** 3, times)
 
 
+def sync(spec):
+    """`common.time_spec`'s wait for the GPU (None on CPUs)."""
+    return tf.test.experimental.sync_devices if common.on_gpu(spec) else None
+
+
 def setup(spec):
-    """Single-threaded TensorFlow for the tokenization benchmark; TF's defaults (all cores) otherwise."""
+    """Single-threaded TensorFlow for the tokenization benchmark; TF's defaults (all cores) otherwise.
+
+    bfloat16 precision: Keras' "mixed_bfloat16" policy (float32 weights, bf16 compute). On a GPU case, fails
+    unless TensorFlow sees a GPU (rather than timing the CPU under a GPU label).
+    """
     if spec["bench"] == "tokenize":
         tf.config.threading.set_inter_op_parallelism_threads(1)
         tf.config.threading.set_intra_op_parallelism_threads(1)
+    if spec.get("precision") == "bfloat16":
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    if common.on_gpu(spec):
+        gpus = tf.config.list_physical_devices("GPU")
+        if not gpus:
+            raise RuntimeError("--device gpu, but TensorFlow sees no GPU (see the log for the CUDA libraries it "
+                               "could not load)")
+        return {"gpu": tf.config.experimental.get_device_details(gpus[0]).get("device_name")}
+    return {}
 
 
 def versions():

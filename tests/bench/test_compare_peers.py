@@ -20,7 +20,7 @@ def cp():
 
 
 def args(**kw):
-    return argparse.Namespace(**{"presets": None, "runs": None, "rounds": 1, "quick": False, **kw})
+    return argparse.Namespace(**{"presets": None, "runs": None, "rounds": 1, "quick": False, "device": "cpu", **kw})
 
 
 def record(bench, preset, impl, **modes):
@@ -70,6 +70,48 @@ def test_plan_rounds_interleave_implementations_within_each_preset(cp):
     assert order == [(p, impl) for p in ("tiny", "mini") for _ in range(2) for impl in ("ours", "hf", "kerashub")]
     serving = [s["impl"] for s in cp.plan(["serving"], args(rounds=3), "/d") if s["bench"] == "serving"]
     assert sorted(serving) == ["hf", "kerashub", "ours"]                  # latency distributions: one round
+
+
+def test_plan_gpu_runs_the_model_benchmarks_in_bf16_with_larger_peaks(cp):
+    specs = cp.plan(["forward", "pretrain"], args(device="gpu"), None)
+    assert {(s["device"], s["precision"], s["peak_n"]) for s in specs} == {("gpu", "bfloat16", 8192)}
+    assert {s["min_seconds"] for s in specs} == {1.0}
+    assert {s["preset"] for s in specs if s["bench"] == "forward"} == {"tiny", "mini", "small", "base"}
+    cpu = cp.plan(["forward"], args(presets="tiny"), None)
+    assert {(s["device"], s["precision"], s["peak_n"]) for s in cpu} == {("cpu", "float32", 2048)}
+
+
+def test_gpu_device_refuses_the_text_benchmarks(cp, capsys):
+    with pytest.raises(SystemExit):
+        cp.main(["--device", "gpu", "--benchmarks", "forward,tokenize"])
+    assert "--device gpu runs forward,pretrain only" in capsys.readouterr().err
+
+
+def test_gpu_cases_run_every_implementation_in_this_python(cp, tmp_path, monkeypatch):
+    started = []
+
+    class Proc:
+        pid, returncode = 0, 0
+
+        def wait(self, timeout=None):
+            return 0
+
+    monkeypatch.setattr(cp.subprocess, "Popen", lambda argv, **kw: started.append(argv[0]) or Proc())
+    monkeypatch.setattr(cp, "background_cpu", lambda: 0.0)
+    for device in ("gpu", "cpu"):
+        spec = {"impl": "hf", "bench": "forward", "preset": "tiny", "modes": ["eager"], "device": device}
+        record = cp.run_case(spec, tmp_path, 10, None)
+        assert record["modes"]["eager"] == {"error": "no result"}      # the fake runner wrote nothing
+    assert started == [sys.executable, cp.IMPLEMENTATIONS["hf"].python]
+
+
+def test_report_names_the_gpu_and_the_precision(cp):
+    records = [record("forward", "tiny", "ours", graph=ok(5000.0, library_default="xla"), xla=ok(9000.0))]
+    gpu = dict(machine(), gpu="NVIDIA H100 80GB HBM3", precision="bfloat16", peak_n=8192)
+    assert cp.report(records, gpu)[0].startswith("1 GPU (NVIDIA H100 80GB HBM3), bfloat16, batch 32, seq 128; "
+                                                 "matmul peak (8192³ bfloat16)")
+    assert cp.report(records, machine())[0].startswith("2 CPU cores (test), float32, batch 32, seq 128; "
+                                                        "matmul peak (2048³ float32)")
 
 
 def test_rounds_merge_to_the_median_and_skip_failed_rounds(cp):
