@@ -393,7 +393,8 @@ def throughput_table(bench: str, records: list[dict], results: dict, peak_flops:
     rows = []
     for preset in presets:
         row = [preset or "pydoc sentences"]
-        row += [fmt(value(results, bench, preset, impl, mode)) for impl, mode in columns]
+        row += [fmt(value(results, bench, preset, impl, mode)) if (bench, preset, impl, mode) in results
+                else "not run" for impl, mode in columns]                       # e.g. an interrupted run
         default_mode, ours = ours_default(results, bench, preset)
         row.append(f"{fmt(ours)} ({default_mode})" if default_mode else "error")
         for bar in BARS[bench]:
@@ -503,7 +504,7 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     parts = [f"{where}, {precision}, batch 32, seq 128; matmul peak ({n}³ {precision}): "
              + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
     onednn = {impl: v["onednn_enabled"] for impl, v in machine.get("versions", {}).items() if "onednn_enabled" in v}
-    if onednn:   # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU
+    if onednn and not machine.get("gpu"):   # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU
         parts.append("TensorFlow's oneDNN kernels: " + ", ".join(
             f"{IMPLEMENTATIONS[impl].label} {'on' if on else 'off'}" for impl, on in onednn.items()))
     rounds = max((len(cell.get("round_values", ())) for cell in results.values()), default=0)

@@ -165,6 +165,9 @@ def test_pretrain_two_bars_and_missing_peer(cp):
     acceptance = []
     row = cp.throughput_table("pretrain", records, cp.index(records), None, acceptance).splitlines()[2]
     assert "HF compile: 48.0" in row and "1.04× ✗ (≥1.1)" in row and "n/a (≥1.3)" in row
+    assert "| error | error |" in row                                      # KerasHub ran and failed
+    unrun = cp.throughput_table("pretrain", records[:2], cp.index(records[:2]), None, [])
+    assert "| not run | not run |" in unrun.splitlines()[2]                # KerasHub never ran (interrupted)
     assert [(a["against"], a["passed"]) for a in acceptance] == [("HF", False), ("KerasHub graph", None)]
 
 
