@@ -31,17 +31,19 @@ from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
 from keras_bert_lite.training.sentence_task import SentenceTask  # noqa: E402
 from keras_bert_lite.training.optimization import create_optimizer  # noqa: E402
+from keras_bert_lite.xla import use_xla  # noqa: E402
 
 JIT = {"graph": False, "xla": True}
 
 
-def library_default(model) -> str:
-    """The mode the library runs `model` in when the user does not choose: Keras' resolved `jit_compile`.
-
-    This is the one place "ours (default)" comes from: today Keras resolves `jit_compile="auto"` to False on
-    CPU-only machines, so the default is "graph"; if the library makes its models default to XLA, this follows.
+def library_default(model=None) -> str:
+    """The mode the library runs in when the user does not choose: for a compiled `model`, Keras' resolved
+    `jit_compile` (what `fit` uses; kbl-glue and kbl-pretrain choose alike); without one, `inference_function`'s
+    (`keras_bert_lite.xla.use_xla`). Both mean graph mode on CPU-only machines and XLA where TensorFlow sees a
+    GPU. This is the one place "ours (default)" comes from.
     """
-    return "xla" if model.jit_compile else "graph"
+    jit = use_xla() if model is None else model.jit_compile
+    return "xla" if jit else "graph"
 
 
 def config(preset: str, **overrides):
@@ -59,7 +61,7 @@ def forward(spec, mode):
     # The library's inference entry point: the batch split across the cores (kbl.inference_function).
     run = kbl.inference_function(encoder, outputs="sequence_output", jit_compile=JIT[mode])
     times = common.time_spec(lambda: run(inputs), spec, sync(spec))   # the framework tensor, as HF
-    return {**common.median_rate(spec["batch"], times), "library_default": library_default(encoder)}
+    return {**common.median_rate(spec["batch"], times), "library_default": library_default()}
 
 
 def pretrain(spec, mode):

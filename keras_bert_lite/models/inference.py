@@ -5,9 +5,11 @@ import os
 import tensorflow as tf
 
 from keras_bert_lite._cpu_kernels import cpu_only
+from keras_bert_lite.xla import use_xla
 
 
-def inference_function(model, outputs=None, parts: int = None, jit_compile: bool = False, input_signature=None):
+def inference_function(model, outputs=None, parts: int = None, jit_compile: bool | None = None,
+                       input_signature=None):
     """Returns a `tf.function` computing `model(inputs, training=False)`, faster on CPUs.
 
     TensorFlow runs each op on all cores (intra-op threads), which BERT's many small ops (softmax, LayerNorm,
@@ -25,7 +27,8 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
         parts: slices of the batch; default 2 where TensorFlow sees only CPUs and there are at least 2 cores,
             else 1 (a plain `model(inputs, training=False)`). A batch smaller than `parts` gives empty slices,
             which cost little.
-        jit_compile: compile with XLA.
+        jit_compile: compile with XLA; default (None): on GPUs and TPUs, not on CPUs, where graph mode is
+            faster (`keras_bert_lite.xla`).
         input_signature: passed to `tf.function` (e.g. `[None]` dimensions for one trace for every shape).
 
     Returns:
@@ -52,7 +55,7 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
                    for i in range(parts)]
         return tf.nest.map_structure(lambda *slices: tf.concat(slices, axis=0), *results)
 
-    return tf.function(forward, jit_compile=jit_compile, input_signature=input_signature)
+    return tf.function(forward, jit_compile=use_xla(jit_compile), input_signature=input_signature)
 
 
 def _default_parts() -> int:

@@ -57,7 +57,7 @@ class FinetuneJob:
     strategy: str = "auto"
     tpu: str = ""
     mixed_precision: str = "none"
-    xla: bool = False
+    xla: bool | None = None          # None: XLA on GPUs/TPUs, graph mode on CPUs (keras_bert_lite.xla)
     seeds: tuple = (0,)
     skip_bad_rows: bool = False
     verbose: bool = True
@@ -96,7 +96,9 @@ def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> N
                        default=defaults.strategy, help="multi_worker is rejected: see the module docstring")
     train.add_argument("--tpu", default="", help="TPU name or grpc:// address for --strategy tpu")
     train.add_argument("--mixed_precision", choices=("none", "bf16", "fp16"), default=defaults.mixed_precision)
-    train.add_argument("--xla", action="store_true", help="XLA-compile the training and prediction steps")
+    train.add_argument("--xla", action=argparse.BooleanOptionalAction, default=None,
+                       help="XLA-compile the training and prediction steps (default: where TensorFlow sees a GPU "
+                            "or TPU; on CPUs graph mode is faster)")
     train.add_argument("--skip_bad_rows", action="store_true", help="skip and count malformed input rows "
                        "instead of stopping at the first")
     train.add_argument("--quiet", dest="verbose", action="store_false", help="one log line per epoch (always "
@@ -213,6 +215,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
 
     from keras_bert_lite.training.distribute import resolve_strategy
     from keras_bert_lite.utils.files import atomic_write_text
+    from keras_bert_lite.xla import use_xla
 
     multi_worker = ("Fine-tuning runs on one machine: Keras 3's model.fit crashes under "
                     "MultiWorkerMirroredStrategy (keras-team/keras#20585), and fine-tuning data sets are small. Use "
@@ -289,7 +292,7 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
                                      weight_decay=job.weight_decay)
         if job.mixed_precision == "fp16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-        model.compile(optimizer=optimizer, jit_compile=job.xla, **task.compile_args())
+        model.compile(optimizer=optimizer, jit_compile=use_xla(job.xla), **task.compile_args())
 
     info = {"task_type": task.task_type, "lower_case": job.lower_case, "seq_length": job.seq_length,
             **task.task_info()}
@@ -320,7 +323,7 @@ def _encoder_path(init: str) -> str:
     return init
 
 
-def make_predictor(model, jit_compile: bool = False):
+def make_predictor(model, jit_compile: bool | None = None):
     """`predict(dataset) -> list of per-batch outputs` (numpy, nested like the model's outputs).
 
     Batches keep their own padded length (unlike `model.predict`, which concatenates them), so token-level

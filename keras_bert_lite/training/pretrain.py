@@ -55,7 +55,7 @@ class PretrainingJob:
     strategy: str = "auto"
     tpu: str = ""
     mixed_precision: str = "none"
-    xla: bool = False
+    xla: bool | None = None          # None: XLA on GPUs/TPUs, graph mode on CPUs (keras_bert_lite.xla)
     checkpoint_every: int = 1000
     log_every: int = 100
     seed: int = 0
@@ -99,7 +99,9 @@ def parse_args(argv=None) -> PretrainingJob:
                        default=defaults.strategy)
     train.add_argument("--tpu", default="", help="TPU name or grpc:// address for --strategy tpu")
     train.add_argument("--mixed_precision", choices=("none", "bf16", "fp16"), default=defaults.mixed_precision)
-    train.add_argument("--xla", action="store_true", help="XLA-compile the training step")
+    train.add_argument("--xla", action=argparse.BooleanOptionalAction, default=None,
+                       help="XLA-compile the training step (default: where TensorFlow sees a GPU or TPU; on CPUs "
+                            "graph mode is faster)")
     train.add_argument("--checkpoint_every", type=int, default=defaults.checkpoint_every)
     train.add_argument("--log_every", type=int, default=defaults.log_every)
     train.add_argument("--seed", type=int, default=defaults.seed)

@@ -23,6 +23,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert_lite.training.distribute import is_chief
+from keras_bert_lite.xla import use_xla
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +43,12 @@ class Trainer:
         steps_per_loop: steps run inside one tf.function call (less Python overhead); logging and
             checkpointing happen at loop boundaries.
         max_checkpoints: checkpoints kept.
-        jit_compile: XLA-compile the forward and backward pass of each replica.
+        jit_compile: XLA-compile the forward and backward pass of each replica; default (None): on GPUs and
+            TPUs, not on CPUs (`keras_bert_lite.xla`).
     """
 
     def __init__(self, model, optimizer, strategy, model_dir: str, checkpoint_every: int = 1000,
-                 steps_per_loop: int = 100, max_checkpoints: int = 3, jit_compile: bool = False):
+                 steps_per_loop: int = 100, max_checkpoints: int = 3, jit_compile: bool | None = None):
         self.model = model
         self.optimizer = optimizer
         self.strategy = strategy
@@ -54,7 +56,7 @@ class Trainer:
         self.checkpoint_every = checkpoint_every
         self.steps_per_loop = steps_per_loop
         self.max_checkpoints = max_checkpoints
-        self.jit_compile = jit_compile
+        self.jit_compile = use_xla(jit_compile)
         self.chief = is_chief(strategy)
         with strategy.scope():
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_step")

@@ -1,0 +1,53 @@
+"""keras_bert_lite.xla: XLA by default on accelerators only, and the entry points that follow it."""
+
+import argparse
+
+import keras
+import pytest
+
+import keras_bert_lite as kbl
+from keras_bert_lite import xla
+from keras_bert_lite.models import inference
+from keras_bert_lite.training import finetune, pretrain
+
+
+@pytest.fixture
+def with_gpu(monkeypatch):
+    """As if TensorFlow saw a GPU (the decision reads `cpu_only` through `keras_bert_lite.xla`)."""
+    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+
+
+def test_use_xla_is_off_on_cpus_on_with_a_gpu_and_explicit_choices_win(monkeypatch):
+    assert xla.use_xla() is False                     # the test machines have no GPU
+    assert xla.use_xla(True) is True and xla.use_xla(False) is False
+    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    assert xla.use_xla() is True and xla.use_xla(False) is False
+
+
+def test_inference_function_follows_the_default(tiny_config, with_gpu):
+    encoder = kbl.build_encoder(tiny_config)
+    assert inference.inference_function(encoder)._jit_compile is True
+    assert inference.inference_function(encoder, jit_compile=False)._jit_compile is False
+
+
+def test_inference_function_default_is_graph_mode_on_cpus(tiny_config):
+    assert inference.inference_function(kbl.build_encoder(tiny_config))._jit_compile is False
+
+
+def test_trainer_follows_the_default(tiny_config, tmp_path, with_gpu):
+    from keras_bert_lite.training.trainer import Trainer
+
+    import tensorflow as tf
+
+    model = kbl.build_pretrainer(tiny_config)
+    strategy = tf.distribute.get_strategy()
+    make = lambda **kw: Trainer(model, keras.optimizers.Adam(), strategy, str(tmp_path), **kw)  # noqa: E731
+    assert make().jit_compile is True and make(jit_compile=False).jit_compile is False
+
+
+@pytest.mark.parametrize("flags, expected", [([], None), (["--xla"], True), (["--no-xla"], False)])
+def test_xla_flags_default_to_none_and_take_both_forms(flags, expected):
+    assert pretrain.parse_args(["--model_dir", "m", *flags]).xla is expected
+    parser = argparse.ArgumentParser()
+    finetune.add_common_args(parser, finetune.FinetuneJob())
+    assert parser.parse_args(["--model_dir", "m", *flags]).xla is expected
