@@ -215,7 +215,6 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
 
     from keras_bert_lite.training.distribute import resolve_strategy
     from keras_bert_lite.utils.files import atomic_write_text
-    from keras_bert_lite.xla import use_xla
 
     multi_worker = ("Fine-tuning runs on one machine: Keras 3's model.fit crashes under "
                     "MultiWorkerMirroredStrategy (keras-team/keras#20585), and fine-tuning data sets are small. Use "
@@ -270,6 +269,7 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
     from keras_bert_lite.training.callbacks import BestDevCheckpoint
     from keras_bert_lite.training.optimization import create_optimizer
     from keras_bert_lite.utils.files import atomic_write_text
+    from keras_bert_lite.xla import use_xla
 
     os.makedirs(out_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
