@@ -504,7 +504,8 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     parts = [f"{where}, {precision}, batch 32, seq 128; matmul peak ({n}³ {precision}): "
              + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
     onednn = {impl: v["onednn_enabled"] for impl, v in machine.get("versions", {}).items() if "onednn_enabled" in v}
-    if onednn and not machine.get("gpu"):   # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU
+    # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU.
+    if onednn and not machine.get("gpu"):
         parts.append("TensorFlow's oneDNN kernels: " + ", ".join(
             f"{IMPLEMENTATIONS[impl].label} {'on' if on else 'off'}" for impl, on in onednn.items()))
     rounds = max((len(cell.get("round_values", ())) for cell in results.values()), default=0)
@@ -579,13 +580,13 @@ def main(argv=None):
                    for name, impl in IMPLEMENTATIONS.items()}
     needs_text = set(benchmarks) - set(MODEL_BENCHMARKS)
     specs = plan(benchmarks, args, write_shared_data(workdir) if needs_text else None)
-    timeout = settings(args)["timeout_s"]
+    shared = settings(args)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     records = []
     for i, spec in enumerate(specs, 1):
         print(f"[{i}/{len(specs)}] {spec['impl']} {spec['bench']} {spec['preset'] or ''} "
               f"({', '.join(spec['modes'])}) ...", file=sys.stderr, flush=True)
-        records.append(run_case(spec, workdir, timeout, venv_errors[spec["impl"]]))
+        records.append(run_case(spec, workdir, shared["timeout_s"], venv_errors[spec["impl"]]))
         print(f"    {records[-1]['wall_s']:.0f} s", file=sys.stderr, flush=True)
         common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": False,
                                        "cases": records})   # an interrupted run keeps what it measured
@@ -596,12 +597,12 @@ def main(argv=None):
         "tf.matmul": (value(results, "peak", None, "ours", "tf.matmul") or 0) / 1e9 or None,
         "torch.matmul": (value(results, "peak", None, "hf", "torch.matmul") or 0) / 1e9 or None}
     machine["versions"] = {r["impl"]: r["versions"] for r in records if "versions" in r}
-    machine.update({k: settings(args)[k] for k in ("device", "precision", "peak_n")})
+    machine.update({k: shared[k] for k in ("device", "precision", "peak_n")})
     machine["gpu"] = next((r["gpu"] for r in records if r.get("gpu")), None)
     text, acceptance = report(records, machine)
     print(text)
     common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": True,
-                                   "settings": settings(args),
+                                   "settings": shared,
                                    "machine": machine, "acceptance": acceptance, "cases": records,
                                    "report_markdown": text})
     print(f"\nwrote {out}", file=sys.stderr)
