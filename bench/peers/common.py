@@ -120,6 +120,16 @@ def on_gpu(spec: dict) -> bool:
     return spec.get("device", "cpu") == "gpu"
 
 
+def tf_sync(spec: dict):
+    """`time_spec`'s wait for the GPU in the TensorFlow runners (ours, KerasHub); None on CPUs. TensorFlow is
+    imported only here, when called: this module stays stdlib-only at import."""
+    if not on_gpu(spec):
+        return None
+    import tensorflow as tf
+
+    return tf.test.experimental.sync_devices
+
+
 def peak_size(spec: dict) -> int:
     """The matmul peak's n (n x n times n x n): 2048 on CPUs, larger on a GPU (`spec["peak_n"]`)."""
     return spec.get("peak_n", 2048)

@@ -45,7 +45,7 @@ def forward(spec, mode):
     model = backbone(spec["preset"])
     x = inputs(common.synthetic_batch(spec["batch"], spec["seq"]))
     run = tf.function(lambda x: model(x, training=False)["sequence_output"], jit_compile=JIT[mode])
-    times = common.time_spec(lambda: run(x), spec, sync(spec))   # the framework tensor, as HF
+    times = common.time_spec(lambda: run(x), spec, common.tf_sync(spec))   # the framework tensor, as HF
     return common.median_rate(spec["batch"], times)
 
 
@@ -57,7 +57,8 @@ def pretrain(spec, mode):
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     x = {**inputs(b), "mask_positions": tf.constant(b["positions"])}
     y, weights = tf.constant(b["ids"]), tf.ones(b["ids"].shape, tf.float32)
-    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec, sync(spec))
+    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec,
+                             common.tf_sync(spec))
     return common.median_rate(spec["batch"], times)
 
 
@@ -120,11 +121,6 @@ def serving(spec, mode):
         result = common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
                                         data["sample"], spec)
     return {**result, "sequence_length": module.classifier.preprocessor.sequence_length}
-
-
-def sync(spec):
-    """`common.time_spec`'s wait for the GPU (None on CPUs)."""
-    return tf.test.experimental.sync_devices if common.on_gpu(spec) else None
 
 
 def setup(spec):

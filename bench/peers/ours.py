@@ -60,7 +60,7 @@ def forward(spec, mode):
     inputs = {"input_word_ids": b["word_ids"], "input_mask": b["mask"], "input_type_ids": b["type_ids"]}
     # The library's inference entry point: the batch split across the cores (kbl.inference_function).
     run = kbl.inference_function(encoder, outputs="sequence_output", jit_compile=JIT[mode])
-    times = common.time_spec(lambda: run(inputs), spec, sync(spec))   # the framework tensor, as HF
+    times = common.time_spec(lambda: run(inputs), spec, common.tf_sync(spec))   # the framework tensor, as HF
     return {**common.median_rate(spec["batch"], times), "library_default": library_default()}
 
 
@@ -74,7 +74,7 @@ def pretrain(spec, mode):
     model = kbl.build_pretrainer(config(spec["preset"]))
     default = compile_default_then(model, mode, lambda: create_optimizer(learning_rate=1e-4, total_steps=10_000,
                                                                          warmup_steps=100))
-    times = common.time_spec(lambda: model.train_on_batch(x, y), spec, sync(spec))
+    times = common.time_spec(lambda: model.train_on_batch(x, y), spec, common.tf_sync(spec))
     return {**common.median_rate(spec["batch"], times), "library_default": default}
 
 
@@ -187,13 +187,8 @@ def peak(spec, mode):
     dtype = tf.bfloat16 if spec.get("precision") == "bfloat16" else tf.float32
     a, b = tf.random.normal((n, n), dtype=dtype), tf.random.normal((n, n), dtype=dtype)
     run = tf.function(lambda: tf.matmul(a, b))
-    times = common.time_spec(run, spec, sync(spec))          # the framework tensor, as HF: common.time_calls
+    times = common.time_spec(run, spec, common.tf_sync(spec))   # the framework tensor, as HF: common.time_calls
     return common.median_rate(2 * n ** 3, times)
-
-
-def sync(spec):
-    """`common.time_spec`'s wait for the GPU (None on CPUs)."""
-    return tf.test.experimental.sync_devices if common.on_gpu(spec) else None
 
 
 def setup(spec):
