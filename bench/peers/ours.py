@@ -115,9 +115,10 @@ def finetune(spec, mode):
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
     timer = common.epoch_timer()
     # As kbl-glue fits (training/finetune.py): one endless iterator, one pass per epoch.
-    model.fit(dataset.repeat(), epochs=spec["warmup_epochs"] + spec["runs"], steps_per_epoch=-(-count // spec["batch"]),
+    steps = -(-count // spec["batch"])
+    model.fit(dataset, epochs=spec["warmup_epochs"] + spec["runs"], steps_per_epoch=steps,
               verbose=0, callbacks=[timer])
-    lengths = [int(x["input_word_ids"].shape[1]) for x, _ in dataset]
+    lengths = [int(x["input_word_ids"].shape[1]) for x, _ in dataset.take(steps)]
     warmup = spec["warmup_epochs"]
     return {**common.median_rate(count, timer.times[warmup:]), "warmup_s": sum(timer.times[:warmup]),
             "tokenize_s": tokenize_s, "mean_padded_length": sum(lengths) / len(lengths), "library_default": default}

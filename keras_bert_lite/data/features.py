@@ -67,35 +67,41 @@ def token_counts(*segments: tf.RaggedTensor) -> np.ndarray:
     return sum(lengths(s) for s in segments)
 
 
-def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int) -> tf.data.Dataset:
-    """An endless-per-iteration source of training batches of example indices, grouped by length.
+def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int, first_epoch: int = 0) -> tf.data.Dataset:
+    """Training batches of example indices, grouped by length, epoch after epoch without end.
 
-    Each iteration over the dataset (each epoch of `fit`) draws a new random permutation (from `seed`), sorts
-    each window of `GROUP_BATCHES * batch_size` examples by length, cuts batches and shuffles their order.
+    Epoch `e` (from `first_epoch`) draws a random permutation, sorts each window of `GROUP_BATCHES * batch_size`
+    examples by length, cuts batches and shuffles their order. Its batches are a pure function of `(seed, e)`:
+    a run resumed at epoch `e` (`first_epoch=e`) sees exactly the batches an uninterrupted run sees there.
 
     Returns:
-        A `tf.data.Dataset` of int32 `[<= batch_size]` index batches, one pass over the examples per iteration.
+        An endless `tf.data.Dataset` of int32 `[<= batch_size]` index batches: `ceil(n / batch_size)` per epoch,
+        each example once per epoch.
     """
     n = len(lengths)
     window = GROUP_BATCHES * batch_size
     lengths = np.asarray(lengths, np.int64)
     max_length = int(lengths.max()) + 1 if n else 1
+    num_batches = -(-n // batch_size)
 
-    def epoch_order(random):
+    def epoch_batches(epoch):
         permutation = tf.random.experimental.stateless_shuffle(tf.range(n, dtype=tf.int64),
-                                                               seed=tf.stack([random, tf.constant(seed, tf.int64)]))
+                                                               seed=tf.stack([epoch, tf.constant(seed, tf.int64)]))
         # Sort by (window, length), stably: windows keep their random membership, lengths ascend inside.
         keys = (tf.range(n, dtype=tf.int64) // window) * max_length + tf.gather(lengths, permutation)
-        return tf.cast(tf.gather(permutation, tf.argsort(keys, stable=True)), tf.int32)
+        order = tf.cast(tf.gather(permutation, tf.argsort(keys, stable=True)), tf.int32)
+        batch_order = tf.random.experimental.stateless_shuffle(
+            tf.range(num_batches, dtype=tf.int64), seed=tf.stack([epoch, tf.constant(seed + 1, tf.int64)]))
+        starts = batch_order * batch_size
+        return tf.data.Dataset.from_tensor_slices(starts).map(
+            lambda start: order[start:tf.minimum(start + batch_size, n)])
 
-    batches = (tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1).map(epoch_order)
-               .unbatch().batch(batch_size))
-    return batches.shuffle(-(-n // batch_size), seed=seed, reshuffle_each_iteration=True)
+    return tf.data.Dataset.counter(first_epoch).flat_map(epoch_batches)
 
 
 def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
                    shuffle_seed: int | None = None, order: np.ndarray | None = None,
-                   pack_labels=None) -> tf.data.Dataset:
+                   pack_labels=None, first_epoch: int = 0) -> tf.data.Dataset:
     """Batches of `(encoder inputs, labels)` from one or two tokenised segments.
 
     Args:
@@ -104,10 +110,11 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
             `[n, (tokens)]` (with `pack_labels`), or None for zeros (unlabeled test).
         packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8).
         batch_size: examples per batch.
-        shuffle_seed: training: shuffle (again each epoch) with this seed, in batches grouped by length
-            (`length_grouped_order`); None keeps the order.
+        shuffle_seed: training: endless batches grouped by length, a new order each epoch from this seed
+            (`length_grouped_order`); None: one pass in the given order.
         order: evaluate in this order of examples (e.g. `length_order`); the caller un-permutes outputs.
         pack_labels: `(packed inputs, batch of labels) -> labels` run after packing (token labels).
+        first_epoch: training: the epoch the endless batches start at (a resumed run).
 
     Returns:
         A `tf.data.Dataset` of (dict of int32 `[b, seq]`, labels `[b, ...]`), prefetched.
@@ -127,7 +134,7 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
         def gather(index):
             return (tuple(tf.gather(s, index) for s in segments),
                     tf.nest.map_structure(lambda y: tf.gather(y, index), labels))
-        dataset = length_grouped_order(token_counts(*segments), batch_size, shuffle_seed).map(gather)
+        dataset = length_grouped_order(token_counts(*segments), batch_size, shuffle_seed, first_epoch).map(gather)
     else:
         dataset = tf.data.Dataset.from_tensor_slices((segments, labels)).ragged_batch(batch_size)
 

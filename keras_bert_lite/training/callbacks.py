@@ -1,22 +1,34 @@
-"""`BestDevCheckpoint`: evaluate the task's dev metrics after each epoch, keep the best epoch's model."""
+"""`BestDevCheckpoint`: evaluate the task's dev metrics after each epoch, keep the best epoch's model, and make
+the run resumable after a crash at every epoch's end."""
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import time
 
 import keras
 import tensorflow as tf
 
+from keras_bert_lite.training.checkpointing import restore_latest, rng_state_variables
 from keras_bert_lite.utils.files import atomic_save_model
 
 logger = logging.getLogger(__name__)
+
+RESUME_CHECKPOINTS_KEPT = 2     # the newest, and the one before it in case the newest is unreadable
 
 
 class BestDevCheckpoint(keras.callbacks.Callback):
     """After every epoch: computes dev metrics, logs them (and to TensorBoard under `log_dir/dev`), and when
     `main_metric` improves saves the model (architecture and weights, no optimizer state) atomically to `path`.
-    At the end of training the best epoch's weights are put back into the model.
+    At the end of training the best epoch's weights are put back into the model. A metric that is not a finite
+    number ranks below every finite one (a NaN first epoch is replaced by the first finite one).
+
+    With `resume_dir`, each epoch's end also saves a resume checkpoint there (weights, optimizer state, dropout
+    RNG states and this callback's state), before `path` is written: call `restore(model)` before `fit` and
+    pass what it returns as `fit`'s `initial_epoch`, with training data whose epochs do not depend on the ones
+    before them (`length_grouped_order`). A run killed at any point then ends as the uninterrupted run does.
 
     The model must be functional (every builder here returns one): the file is a plain `keras.Model` of its
     inputs and outputs.
@@ -26,21 +38,59 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         main_metric: the metric to maximise.
         path: the `.keras` file of the best model.
         log_dir: TensorBoard directory ("" for none).
+        resume_dir: directory of the end-of-epoch resume checkpoints ("" for none).
 
     Attributes (after training):
         best_metrics, best_epoch (1-based), history (dev metrics per epoch), epoch_seconds (training time of
         each epoch, dev evaluation excluded).
     """
 
-    def __init__(self, evaluate, main_metric: str, path: str, log_dir: str = ""):
+    def __init__(self, evaluate, main_metric: str, path: str, log_dir: str = "", resume_dir: str = ""):
         super().__init__()
         self.evaluate = evaluate
         self.main_metric = main_metric
         self.path = path
+        self.resume_dir = resume_dir
         self.writer = tf.summary.create_file_writer(f"{log_dir}/dev") if log_dir else None
         self.best_metrics, self.best_epoch, self.best_weights = None, 0, None
         self.history, self.epoch_seconds = [], []
+        self._manager, self._state = None, None
 
+    # ------------------------------------------------------------------ resume
+    def restore(self, model) -> int:
+        """Restores `model` (weights, its optimizer, dropout RNGs) and this callback from the newest readable
+        checkpoint in `resume_dir`; returns the number of epochs it had completed (0 for a new run).
+
+        Call it after `model.compile`, inside the distribution strategy's scope if there is one.
+        """
+        model.optimizer.build(model.trainable_variables)
+        with tf.init_scope():
+            self._state = tf.Variable("", dtype=tf.string, trainable=False, name="best_dev_state")
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
+                                         rng_states=rng_state_variables(model), state=self._state)
+        restored = restore_latest(checkpoint, self.resume_dir)
+        self._manager = tf.train.CheckpointManager(checkpoint, self.resume_dir, RESUME_CHECKPOINTS_KEPT,
+                                                   checkpoint_name="ckpt")
+        if not restored:
+            return 0
+        state = json.loads(self._state.numpy().decode("utf-8"))
+        self.best_metrics, self.best_epoch = state["best_metrics"], state["best_epoch"]
+        self.history, self.epoch_seconds = state["history"], state["epoch_seconds"]
+        done = len(self.history)
+        if self.best_epoch == done:
+            # The best epoch is the checkpoint's: its weights are the restored ones, and `path` may not have been
+            # written yet when the run was killed.
+            self.best_weights = [w.numpy() for w in model.weights]
+            self.set_model(model)
+            atomic_save_model(self._plain_model(), self.path)
+        else:
+            # Written after the checkpoint that recorded it, and never again since: it holds the best epoch.
+            self.best_weights = [w.numpy() for w in keras.saving.load_model(self.path, compile=False).weights]
+        logger.info("Resumed from %s: %d epoch(s) done, best dev %s %.4f at epoch %d.", restored, done,
+                    self.main_metric, self.best_metrics[self.main_metric], self.best_epoch)
+        return done
+
+    # ------------------------------------------------------------------ epochs
     def on_epoch_begin(self, epoch, logs=None):
         self._start = time.perf_counter()
 
@@ -55,12 +105,18 @@ class BestDevCheckpoint(keras.callbacks.Callback):
                 for name, value in metrics.items():
                     tf.summary.scalar(name, value)
             self.writer.flush()
-        improved = self.best_metrics is None or metrics[self.main_metric] > self.best_metrics[self.main_metric]
+        improved = self.best_metrics is None or _better(metrics[self.main_metric],
+                                                        self.best_metrics[self.main_metric])
         print(f"\nepoch {epoch + 1} dev: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
               + (" (best so far: saved)" if improved else ""), flush=True)
         if improved:
             self.best_metrics, self.best_epoch = metrics, epoch + 1
             self.best_weights = [w.numpy() for w in self.model.weights]
+        if self._manager is not None:   # first the checkpoint that records the best epoch, then its model file
+            self._state.assign(json.dumps({"best_metrics": self.best_metrics, "best_epoch": self.best_epoch,
+                                           "history": self.history, "epoch_seconds": self.epoch_seconds}))
+            self._manager.save(checkpoint_number=epoch + 1)
+        if improved:
             atomic_save_model(self._plain_model(), self.path)
 
     def _plain_model(self):
@@ -72,3 +128,11 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         if self.best_weights is not None:
             for variable, value in zip(self.model.weights, self.best_weights):
                 variable.assign(value)
+
+
+def _better(value: float, best: float) -> bool:
+    """Whether `value` beats `best`: a finite number beats a non-finite one and any smaller number."""
+    if not math.isfinite(value):
+        return False
+    return not math.isfinite(best) or value > best
+

@@ -12,6 +12,11 @@ Files in `--model_dir` (the contract with the exporter), all written atomically:
     metrics.json   dev metrics (per seed, mean and std over seeds, the best epoch)
     *predictions*  dev predictions and test predictions / submission files
     logs/          TensorBoard (train/validation scalars and the dev metrics per epoch)
+    checkpoints/   resume checkpoints at each epoch's end (weights, optimizer, dropout RNGs, best-dev state)
+    flags.json, model_config.json   the settings and architecture a resumed run must match (`resume_flags`)
+The same command run again resumes: after a crash or kill -9 it continues from the last completed epoch and
+ends with the metrics of an uninterrupted run; after a finished run it only rewrites the predictions. A
+non-finite loss or gradient norm stops the run at that step (`non_finite`).
 With `--seeds 1,2,3` each seed has the same files in `model_dir/seed_<n>/`; the top level gets a copy of the best
 seed's (by the main dev metric) and a metrics.json with mean ± std over the seeds.
 
@@ -32,6 +37,11 @@ import shutil
 import sys
 
 import numpy as np
+
+from keras_bert_lite.training.checkpointing import checkpoint_paths
+from keras_bert_lite.training.resume_flags import (check_architecture, check_resume, flag_names, save_architecture,
+                                                   save_flags)
+from keras_bert_lite.utils.files import atomic_path, atomic_write_text
 
 logger = logging.getLogger("keras_bert_lite.finetune")
 
@@ -61,6 +71,7 @@ class FinetuneJob:
     seeds: tuple = (0,)
     skip_bad_rows: bool = False
     verbose: bool = True
+    allow_flag_change: tuple = ()
 
 
 def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> None:
@@ -103,6 +114,8 @@ def add_common_args(parser: argparse.ArgumentParser, defaults: FinetuneJob) -> N
                        "instead of stopping at the first")
     train.add_argument("--quiet", dest="verbose", action="store_false", help="one log line per epoch (always "
                        "so when the output is not a terminal)")
+    train.add_argument("--allow_flag_change", type=flag_names, default=(), metavar="NAME[,NAME]",
+                       help="resume a run although these settings differ from its flags.json")
 
 
 def job_from_args(job_class, args: argparse.Namespace):
@@ -185,8 +198,10 @@ class FinetuneTask:
         """`loss` (and `loss_weights`, `metrics`) for `model.compile`."""
         raise NotImplementedError
 
-    def train_dataset(self, batch_size: int, seed: int):
-        """Batches of (inputs, targets), shuffled with `seed`, reshuffled each epoch."""
+    def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
+        """Endless batches of (inputs, targets) from epoch `first_epoch` on; each epoch's order a function of
+        `(seed, epoch)` alone (`packed_dataset(shuffle_seed=seed, first_epoch=...)`), so that a resumed run
+        sees the batches of an uninterrupted one."""
         raise NotImplementedError
 
     def evaluate(self, predict) -> dict:
@@ -214,7 +229,6 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     import tensorflow as tf
 
     from keras_bert_lite.training.distribute import resolve_strategy
-    from keras_bert_lite.utils.files import atomic_write_text
 
     multi_worker = ("Fine-tuning runs on one machine: Keras 3's model.fit crashes under "
                     "MultiWorkerMirroredStrategy (keras-team/keras#20585), and fine-tuning data sets are small. Use "
@@ -228,15 +242,16 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     if job.mixed_precision != "none":
         keras.mixed_precision.set_global_policy({"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}[
             job.mixed_precision])
+    if any(checkpoint_paths(_resume_dir(job, seed)) for seed in job.seeds):
+        check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change)
     vocab, tokenizer = text_pipeline(find_vocab(job), job.lower_case)
     task = make_task(tokenizer, vocab)
     os.makedirs(job.model_dir, exist_ok=True)
-    atomic_write_text(os.path.join(job.model_dir, "flags.json"),
-                      json.dumps(dataclasses.asdict(job), indent=2) + "\n")
+    save_flags(job.model_dir, dataclasses.asdict(job))
 
     per_seed = {}
     for seed in job.seeds:
-        out_dir = job.model_dir if len(job.seeds) == 1 else os.path.join(job.model_dir, f"seed_{seed}")
+        out_dir = _seed_dir(job, seed)
         per_seed[seed] = _train_one_seed(job, task, strategy, vocab, seed, out_dir)
         logger.info("seed %d: %s", seed, _format(per_seed[seed]["metrics"]))
 
@@ -266,15 +281,17 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
     from keras_bert_lite.config import BertConfig
     from keras_bert_lite.checkpoints import load_encoder
     from keras_bert_lite.models import build_encoder
+    from keras_bert_lite.models.introspect import encoder_config
     from keras_bert_lite.training.callbacks import BestDevCheckpoint
+    from keras_bert_lite.training.non_finite import StopOnNonFinite
     from keras_bert_lite.training.optimization import create_optimizer
-    from keras_bert_lite.utils.files import atomic_write_text
     from keras_bert_lite.xla import use_xla
 
     os.makedirs(out_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
     steps_per_epoch = -(-task.train_size // job.batch_size)
     total_steps = steps_per_epoch * job.epochs
+    resume_dir = os.path.join(out_dir, "checkpoints")
     with strategy.scope():
         if job.init:
             encoder = load_encoder(_encoder_path(job.init))
@@ -286,6 +303,10 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
         if vocab_size != len(vocab):
             raise SystemExit(f"The encoder's vocab_size is {vocab_size} but the vocabulary has {len(vocab)} "
                              "tokens: pass the --vocab the model was trained with.")
+        architecture = encoder_config(encoder).to_dict()
+        if checkpoint_paths(resume_dir):
+            check_architecture(job.model_dir, architecture)
+        save_architecture(job.model_dir, architecture)
         model = task.build_model(encoder)
         optimizer = create_optimizer(learning_rate=job.learning_rate, total_steps=total_steps,
                                      warmup_steps=int(total_steps * job.warmup_proportion),
@@ -293,27 +314,43 @@ def _train_one_seed(job, task: FinetuneTask, strategy, vocab, seed: int, out_dir
         if job.mixed_precision == "fp16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         model.compile(optimizer=optimizer, jit_compile=use_xla(job.xla), **task.compile_args())
+        predict = make_predictor(model, job.xla)
+        best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric,
+                                 os.path.join(out_dir, "model.keras"), os.path.join(out_dir, "logs"), resume_dir)
+        done = best.restore(model)
 
     info = {"task_type": task.task_type, "lower_case": job.lower_case, "seq_length": job.seq_length,
             **task.task_info()}
     atomic_write_text(os.path.join(out_dir, "task.json"), json.dumps(info, indent=2) + "\n")
     vocab.save(os.path.join(out_dir, "vocab.txt"))
 
-    predict = make_predictor(model, job.xla)
-    best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, os.path.join(out_dir, "model.keras"),
-                             os.path.join(out_dir, "logs"))
-    callbacks = [keras.callbacks.TensorBoard(os.path.join(out_dir, "logs")), best]
-    # One endless iterator, steps_per_epoch batches (one pass, reshuffled) per epoch: with a new iterator per
-    # epoch, graph-mode `fit` here sometimes waited ~8 s before an epoch's first batch (10 of 41 epochs).
-    model.fit(task.train_dataset(job.batch_size, seed).repeat(), epochs=job.epochs, steps_per_epoch=steps_per_epoch,
-              callbacks=callbacks, shuffle=False,
-              verbose=1 if job.verbose and sys.stdout.isatty() else 2)   # a bar redrawn into a log file is
-    # unreadable: off a terminal, one line per epoch. The dataset shuffles itself, with the seed.
+    if done < job.epochs:
+        stop = StopOnNonFinite(f"{resume_dir} resumes from the last completed epoch, and "
+                               f"{os.path.join(out_dir, 'model.keras')} holds the best one so far")
+        callbacks = [keras.callbacks.TensorBoard(os.path.join(out_dir, "logs")), stop, best]
+        # One endless iterator, steps_per_epoch batches (one pass, reshuffled) per epoch: with a new iterator per
+        # epoch, graph-mode `fit` here sometimes waited ~8 s before an epoch's first batch (10 of 41 epochs).
+        # A bar redrawn into a log file is unreadable: off a terminal, one line per epoch.
+        model.fit(task.train_dataset(job.batch_size, seed, first_epoch=done), initial_epoch=done,
+                  epochs=job.epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, shuffle=False,
+                  verbose=1 if job.verbose and sys.stdout.isatty() else 2)
+    else:                 # a finished run, run again: the best epoch's weights, then the files once more
+        best.set_model(model)
+        best.on_train_end()
     task.write_predictions(predict, out_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
     result = {"metrics": best.best_metrics, "best_epoch": best.best_epoch, "epochs": best.history,
               "train_seconds_per_epoch": best.epoch_seconds}
     atomic_write_text(os.path.join(out_dir, "metrics.json"), json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _seed_dir(job: FinetuneJob, seed: int) -> str:
+    """Where one seed's files go: `--model_dir` itself for one seed, `seed_<n>/` in it for several."""
+    return job.model_dir if len(job.seeds) == 1 else os.path.join(job.model_dir, f"seed_{seed}")
+
+
+def _resume_dir(job: FinetuneJob, seed: int) -> str:
+    return os.path.join(_seed_dir(job, seed), "checkpoints")
 
 
 def _encoder_path(init: str) -> str:
@@ -348,8 +385,6 @@ def make_predictor(model, jit_compile: bool | None = None):
 
 def _copy_files(source: str, target: str) -> None:
     """Copies the files (not the subdirectories) of `source` into `target`, each atomically."""
-    from keras_bert_lite.utils.files import atomic_path
-
     for name in sorted(os.listdir(source)):
         path = os.path.join(source, name)
         if os.path.isfile(path) and name != "flags.json":

@@ -14,7 +14,8 @@ What happens to one batch of gradients, in order:
    update happens on every N-th call, with their mean. See `_BertOptimizer` for why Keras' own
    `gradient_accumulation_steps` is not used.
 3. Clipping by global norm (`global_clipnorm`, 1.0 in the BERT recipe), applied to the (accumulated) gradient
-   before the update, as `tf.clip_by_global_norm` was in the original. Under `tf.distribute` with several
+   before the update, as `tf.clip_by_global_norm` was in the original. The norm before clipping is kept in
+   the optimizer's `gradient_norm` variable (for logs, and for stopping a run whose gradient is not finite). Under `tf.distribute` with several
    replicas the norm is that of the *all-reduced* gradient, so N replicas step exactly like one device with
    the same global batch (Keras, the TF1 original and tensorflow/models clip each replica's own gradient
    before the all-reduce, which is not the single-device result). See `_clip_gradients`.
@@ -44,10 +45,14 @@ def _sum_of_squares(x):
     return tf.reduce_sum(tf.square(x))
 
 
-def _clip_scale(grads, clip_norm):
-    """The factor `tf.clip_by_global_norm(grads, clip_norm)` multiplies every gradient by: 1 within the norm,
-    clip_norm / global_norm above it, NaN if the norm is not finite (as there)."""
-    norm = tf.sqrt(tf.add_n([_sum_of_squares(g) for g in grads]))
+def _global_norm(grads):
+    """sqrt(sum of every gradient's squares): float32 scalar (0 for no gradients)."""
+    return tf.sqrt(tf.add_n([tf.cast(_sum_of_squares(g), tf.float32) for g in grads] or [tf.zeros([])]))
+
+
+def _clip_scale(norm, clip_norm):
+    """The factor `tf.clip_by_global_norm(grads, clip_norm)` multiplies every gradient of global norm `norm` by:
+    1 within the norm, clip_norm / norm above it, NaN if the norm is not finite (as there)."""
     return clip_norm / tf.maximum(norm, clip_norm) + (norm - norm)
 
 
@@ -103,6 +108,9 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         if self.built:
             return
         super().build(var_list)
+        # The global norm of the last update's gradient, before clipping (same on every replica).
+        self.gradient_norm = self.add_variable((), initializer="zeros", dtype="float32",
+                                               aggregation="only_first_replica", name="gradient_norm")
         self._m = [self.add_variable_from_reference(v, name="m") for v in var_list]
         self._v = [self.add_variable_from_reference(v, name="v") for v in var_list]
         # Python bools, decided once from the variable paths: no string work in the compiled step.
@@ -188,20 +196,28 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         `update_step`, whose fused kernel multiplies by it: a pass over every gradient saved. With N > 1
         replicas, Keras all-reduces (sums) the returned gradients right after this; so this returns
         clip(sum of the replicas' gradients) / N on every replica, and the sum is the clipped global gradient.
+        Either way the global norm before clipping goes to `gradient_norm` (on update calls, with accumulation).
         """
-        if not self.global_clipnorm:
-            return super()._clip_gradients(grads)
         present = [i for i, g in enumerate(grads) if g is not None]
         context = tf.distribute.get_replica_context()
-        if context is None or context.num_replicas_in_sync == 1:
-            self._gradient_scale = _clip_scale([grads[i] for i in present], self.global_clipnorm)
+        replicas = 1 if context is None else context.num_replicas_in_sync
+        total = [grads[i] for i in present]
+        if replicas > 1:
+            total = context.all_reduce(tf.distribute.ReduceOp.SUM, total)
+        norm = _global_norm(total)
+        if self.accumulation_steps > 1:
+            norm = ops.where(self._is_update_call(), norm, self.gradient_norm)
+        self.gradient_norm.assign(norm)
+        if self.global_clipnorm and replicas == 1:
+            self._gradient_scale = _clip_scale(norm, self.global_clipnorm)
             return grads
-        replicas = context.num_replicas_in_sync
-        total = context.all_reduce(tf.distribute.ReduceOp.SUM, [grads[i] for i in present])
-        scale = _clip_scale(total, self.global_clipnorm) / replicas
+        if self.global_clipnorm:
+            scale = _clip_scale(norm, self.global_clipnorm) / replicas
+        else:                                          # Keras' own clipnorm / clipvalue, if set, or nothing
+            total, scale = super()._clip_gradients(total), 1.0 / replicas
         out = list(grads)
         for i, g in zip(present, total):
-            out[i] = g * scale
+            out[i] = g if replicas == 1 and not self.global_clipnorm else g * scale
         return out
 
     def update_step(self, gradient, variable, learning_rate):

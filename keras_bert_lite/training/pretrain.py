@@ -4,9 +4,11 @@
         --seq_length 128 --batch_size 32 --steps 10000 --model_dir runs/pretrain
 
 Writes into `--model_dir`: `checkpoints/` (every `--checkpoint_every` steps; the run resumes from the latest
-automatically: weights, optimizer, LR schedule, step and data position), `train/` (TensorBoard), `flags.json`,
-and at the end `pretrainer.keras`, `encoder.keras` (for fine-tuning: `--init model_dir`) and `vocab.txt`.
-Every file is written atomically.
+readable one automatically: weights, optimizer, LR schedule, step and data position), `train/` (TensorBoard),
+`flags.json` and `model_config.json` (the settings and architecture a resumed run must match: see
+`resume_flags`), and at the end `pretrainer.keras`, `encoder.keras` (for fine-tuning: `--init model_dir`) and
+`vocab.txt`. Every file is written atomically. A non-finite loss or gradient norm stops the run at that step,
+with every kept checkpoint finite.
 
 Distribution (`--strategy`): cpu | mirrored (all local GPUs) | multi_worker (MultiWorkerMirroredStrategy from
 TF_CONFIG; run the same command on every worker) | tpu (`--tpu NAME`) | auto. Multi-worker and TPU runs use the
@@ -18,10 +20,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import os
 import sys
+
+from keras_bert_lite.training.checkpointing import CheckpointError, checkpoint_paths
+from keras_bert_lite.training.non_finite import NonFiniteLossError
+from keras_bert_lite.training.resume_flags import (check_architecture, check_resume, flag_names, save_architecture,
+                                                   save_flags)
 
 logger = logging.getLogger("keras_bert_lite.pretrain")
 
@@ -60,6 +66,7 @@ class PretrainingJob:
     log_every: int = 100
     seed: int = 0
     verbose: bool = True
+    allow_flag_change: tuple = ()
 
 
 def parse_args(argv=None) -> PretrainingJob:
@@ -106,7 +113,10 @@ def parse_args(argv=None) -> PretrainingJob:
     train.add_argument("--log_every", type=int, default=defaults.log_every)
     train.add_argument("--seed", type=int, default=defaults.seed)
     train.add_argument("--quiet", dest="verbose", action="store_false")
+    train.add_argument("--allow_flag_change", type=flag_names, default=(), metavar="NAME[,NAME]",
+                       help="resume a run although these settings differ from its flags.json")
     return PretrainingJob(**vars(p.parse_args(argv)))
+
 
 
 def _validate(job: PretrainingJob) -> None:
@@ -132,6 +142,9 @@ def _find_vocab(job: PretrainingJob) -> str:
 def run(job: PretrainingJob) -> list[dict]:
     """Runs (or resumes) pretraining; returns the logged metrics (one dict per log)."""
     _validate(job)
+    resuming = bool(checkpoint_paths(os.path.join(job.model_dir, "checkpoints")))
+    if resuming:
+        check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change)
     import keras
     import tensorflow as tf
 
@@ -140,11 +153,12 @@ def run(job: PretrainingJob) -> list[dict]:
     from keras_bert_lite.data.masking import DynamicMasker
     from keras_bert_lite.data.pretraining import (expand_patterns, pretraining_dataset, text_file_documents,
                                                    tfds_documents)
+    from keras_bert_lite.models.introspect import encoder_config
     from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
     from keras_bert_lite.training.distribute import is_chief, resolve_strategy
     from keras_bert_lite.training.optimization import create_optimizer
     from keras_bert_lite.training.trainer import Trainer
-    from keras_bert_lite.utils.files import atomic_save_model, atomic_write_text
+    from keras_bert_lite.utils.files import atomic_save_model
 
     strategy = resolve_strategy(job.strategy, job.tpu)   # first: multi-worker/TPU set-up precedes other TF work
     chief = is_chief(strategy)
@@ -155,9 +169,6 @@ def run(job: PretrainingJob) -> list[dict]:
     vocab_path = _find_vocab(job)
     vocab = Vocab.from_file(vocab_path)
     os.makedirs(job.model_dir, exist_ok=True)
-    if chief:
-        atomic_write_text(os.path.join(job.model_dir, "flags.json"),
-                          json.dumps(dataclasses.asdict(job), indent=2) + "\n")
 
     # ---- Model and optimizer, created in the strategy's scope.
     with strategy.scope():
@@ -170,6 +181,12 @@ def run(job: PretrainingJob) -> list[dict]:
         vocab_size = pretrainer.get_layer("masked_lm").vocab_size
         if vocab_size != len(vocab):
             raise SystemExit(f"The model's vocab_size is {vocab_size} but {vocab_path} has {len(vocab)} tokens.")
+        architecture = encoder_config(pretrainer.encoder).to_dict()
+        if resuming:
+            check_architecture(job.model_dir, architecture)
+        if chief:
+            save_flags(job.model_dir, dataclasses.asdict(job))
+            save_architecture(job.model_dir, architecture)
         # --steps and --warmup_steps count batches; the schedule counts optimizer updates.
         updates = max(1, job.steps // job.accumulation_steps)
         warmup = (job.warmup_steps if job.warmup_steps >= 0 else job.steps // 10) // job.accumulation_steps
@@ -217,7 +234,11 @@ def run(job: PretrainingJob) -> list[dict]:
 
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(parse_args(argv))
+    job = parse_args(argv)
+    try:
+        run(job)
+    except (NonFiniteLossError, CheckpointError) as error:
+        raise SystemExit(f"error: {error}") from None
 
 
 if __name__ == "__main__":

@@ -87,16 +87,16 @@ class NerTask(FinetuneTask):
         return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORE,
                                                                    reduction="mean_with_sample_weight")}
 
-    def _dataset(self, split, batch_size, seed=None, order=None):
+    def _dataset(self, split, batch_size, seed=None, order=None, first_epoch=0):
         from keras_bert_lite.data.features import packed_dataset
         from keras_bert_lite.data.ner import pack_token_labels
 
         _, ids, _, _, labels = self.splits[split]
         return packed_dataset((ids,), labels, self.packer, batch_size, shuffle_seed=seed, order=order,
-                              pack_labels=pack_token_labels)
+                              pack_labels=pack_token_labels, first_epoch=first_epoch)
 
-    def train_dataset(self, batch_size: int, seed: int):
-        return self._dataset("train", batch_size, seed=seed)
+    def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
+        return self._dataset("train", batch_size, seed=seed, first_epoch=first_epoch)
 
     def _tag(self, predict, split) -> list[list[str]]:
         """Predicted tags per word (the argmax at each word's first piece; "O" for words cut off)."""

@@ -90,14 +90,14 @@ class SquadTask(FinetuneTask):
         return {"loss": {"start_logits": loss, "end_logits": loss},
                 "loss_weights": {"start_logits": 0.5, "end_logits": 0.5}}   # (start + end) / 2 as the original
 
-    def _dataset(self, windows, batch_size, seed=None, order=None):
+    def _dataset(self, windows, batch_size, seed=None, order=None, first_epoch=0):
         from keras_bert_lite.data.features import packed_dataset
         return packed_dataset((windows.question_ids, windows.context_ids),
                               {"start_logits": windows.start, "end_logits": windows.end}, self.packer, batch_size,
-                              shuffle_seed=seed, order=order)
+                              shuffle_seed=seed, order=order, first_epoch=first_epoch)
 
-    def train_dataset(self, batch_size: int, seed: int):
-        return self._dataset(self.train_windows, batch_size, seed=seed)
+    def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
+        return self._dataset(self.train_windows, batch_size, seed=seed, first_epoch=first_epoch)
 
     def _answers(self, predict):
         from keras_bert_lite.data import squad

@@ -71,13 +71,14 @@ class SwagTask(FinetuneTask):
         return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
 
-    def _dataset(self, split, batch_size, seed=None, order=None):
+    def _dataset(self, split, batch_size, seed=None, order=None, first_epoch=0):
         from keras_bert_lite.data.features import packed_dataset
         data, segments = self.splits[split]
-        return packed_dataset(segments, data.labels, self.packer, batch_size, shuffle_seed=seed, order=order)
+        return packed_dataset(segments, data.labels, self.packer, batch_size, shuffle_seed=seed, order=order,
+                              first_epoch=first_epoch)
 
-    def train_dataset(self, batch_size: int, seed: int):
-        return self._dataset("train", batch_size, seed=seed)
+    def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
+        return self._dataset("train", batch_size, seed=seed, first_epoch=first_epoch)
 
     def _logits(self, predict, split) -> np.ndarray:
         from keras_bert_lite.data.features import length_order

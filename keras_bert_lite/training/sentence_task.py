@@ -82,9 +82,9 @@ class SentenceTask(FinetuneTask):
             return split.targets
         return np.asarray(split.targets, np.float32)[:, None]    # [n, 1] like the regression output
 
-    def train_dataset(self, batch_size: int, seed: int):
+    def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
         return packed_dataset(self.train.segments, self._targets(self.train), self.packer, batch_size,
-                              shuffle_seed=seed)
+                              shuffle_seed=seed, first_epoch=first_epoch)
 
     def _predict(self, predict, split: _Split, batch_size: int = 64) -> np.ndarray:
         """Class ids or scores `[n]` (and probabilities or scores `[n, C]`) in example order."""

@@ -8,7 +8,12 @@ position). It works the same for OneDevice, Mirrored, MultiWorkerMirrored and TP
 
 Checkpoints are TensorFlow checkpoints managed by `tf.train.CheckpointManager`: the `checkpoint` index file is
 replaced atomically after the data files are complete, so a kill -9 during a save leaves the previous
-checkpoint as the latest.
+checkpoint as the latest. A resumed run restores the newest checkpoint it can read (`checkpointing`): a damaged
+one is skipped, with a warning, for the one before it.
+
+The loop stops at the first step whose loss or gradient norm is not finite (`non_finite`): it raises
+`NonFiniteLossError` naming the step before the checkpoint that would follow, so every checkpoint kept holds
+finite weights.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import time
 import keras
 import tensorflow as tf
 
+from keras_bert_lite.training.checkpointing import restore_latest, rng_state_variables
 from keras_bert_lite.training.distribute import is_chief
+from keras_bert_lite.training.non_finite import NonFiniteLossError, gradient_norm_variable, non_finite_message
 from keras_bert_lite.xla import use_xla
 
 logger = logging.getLogger(__name__)
@@ -61,9 +68,14 @@ class Trainer:
         with strategy.scope():
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_step")
             optimizer.build(model.trainable_variables)
+            # The first non-finite step (0: none yet) and its loss and gradient norm.
+            self._bad_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="non_finite_step")
+            self._bad_values = tf.Variable([0.0, 0.0], dtype=tf.float32, trainable=False, name="non_finite_values")
+        self._gradient_norm = gradient_norm_variable(optimizer)
 
     # ------------------------------------------------------------------ one step
     def _replica_step(self, batch):
+        """One training step on this replica's batch; returns its share of the global loss."""
         x, y = batch
         model, optimizer = self.model, self.optimizer
 
@@ -76,8 +88,9 @@ class Trainer:
 
         if self.jit_compile:
             loss_and_grads = tf.function(loss_and_grads, jit_compile=True)
-        _, grads = loss_and_grads(x, y)
+        loss, grads = loss_and_grads(x, y)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
 
     def _train_loop_fn(self, local_replicas: int, first_local_replica: int):
         strategy = self.strategy
@@ -91,11 +104,22 @@ class Trainer:
                     lambda t: tf.split(t, local_replicas)[ctx.replica_id_in_sync_group - first_local_replica],
                     batch))
 
+        def gradient_norm():
+            if self._gradient_norm is None:
+                return tf.zeros([])
+            return tf.cast(tf.convert_to_tensor(self._gradient_norm.value), tf.float32)
+
         @tf.function
         def train_loop(iterator, steps):
             for _ in tf.range(steps):
-                strategy.run(self._replica_step, args=(distribute(next(iterator)),))
+                shares = strategy.run(self._replica_step, args=(distribute(next(iterator)),))
+                loss = tf.cast(strategy.reduce(tf.distribute.ReduceOp.SUM, shares, axis=None), tf.float32)
                 self.step.assign_add(1)
+                norm = gradient_norm()
+                if not tf.math.logical_and(tf.math.is_finite(loss), tf.math.is_finite(norm)):
+                    self._bad_step.assign(self.step)
+                    self._bad_values.assign(tf.stack([loss, norm]))
+                    break
         return train_loop
 
     # ------------------------------------------------------------------ the loop
@@ -127,18 +151,16 @@ class Trainer:
                                              num_replicas_in_sync=replicas)
         dataset = dataset_fn(context).batch(global_batch_size // workers, drop_remainder=True)
         iterator = iter(dataset.prefetch(2))
-        # Keras keeps the dropout RNG states outside `model.weights` (and tf.train.Checkpoint does not find them
-        # through the model): save them explicitly, or a resumed run would draw other dropout masks.
-        weight_ids = {id(w) for w in self.model.weights}
-        rng_states = [v.value for v in self.model.variables if id(v) not in weight_ids]
         checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer, step=self.step, data=iterator,
-                                         rng_states=rng_states)
-        ckpt_dir = os.path.join(self.model_dir, "checkpoints") if self.chief else tempfile.mkdtemp(prefix="ckpt")
+                                         rng_states=rng_state_variables(self.model))
+        # Every worker resumes from the chief's checkpoints; only the chief's saves are kept.
+        shared_dir = os.path.join(self.model_dir, "checkpoints")
+        restored = restore_latest(checkpoint, shared_dir, repair_state=self.chief)
+        if restored:
+            logger.info("Resumed from %s at step %d.", restored, int(self.step.numpy()))
+        ckpt_dir = shared_dir if self.chief else tempfile.mkdtemp(prefix="ckpt")
         manager = tf.train.CheckpointManager(checkpoint, ckpt_dir, max_to_keep=self.max_checkpoints,
                                              checkpoint_name="ckpt")
-        if manager.latest_checkpoint:
-            checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
-            logger.info("Resumed from %s at step %d.", manager.latest_checkpoint, int(self.step.numpy()))
         writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "train")) if self.chief else \
             tf.summary.create_noop_writer()
         progbar = keras.utils.Progbar(total_steps, verbose=1 if (verbose and self.chief) else 0,
@@ -153,10 +175,20 @@ class Trainer:
                            _next_multiple(step, log_every), _next_multiple(step, self.checkpoint_every))
             train_loop(iterator, tf.constant(boundary - step))
             step = int(self.step.numpy())
+            if int(self._bad_step.numpy()):
+                writer.flush()
+                loss, norm = self._bad_values.numpy().tolist()
+                kept = (f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
+                        f"{manager.latest_checkpoint.rsplit('-', 1)[1]}" if manager.latest_checkpoint else
+                        "no checkpoint had been written yet")
+                raise NonFiniteLossError(non_finite_message(
+                    step, loss, None if self._gradient_norm is None else norm, kept))
             if step % log_every == 0 or step == total_steps:
                 now = time.perf_counter()
                 logs = {m.name: float(m.result()) for m in self.model.metrics}
                 logs["learning_rate"] = _current_lr(self.optimizer)
+                if self._gradient_norm is not None:
+                    logs["gradient_norm"] = float(keras.ops.convert_to_numpy(self._gradient_norm))
                 logs["steps_per_second"] = (step - last_log_step) / max(now - last_log_time, 1e-9)
                 last_log_step, last_log_time = step, now
                 history.append({"step": step, **logs})

@@ -5,15 +5,23 @@ import numpy as np
 from keras_bert_lite.data.features import length_grouped_order
 
 
+def epochs_of(dataset, num_epochs, steps):
+    batches = [b.numpy() for b in dataset.take(num_epochs * steps)]
+    return [batches[i * steps:(i + 1) * steps] for i in range(num_epochs)]
+
+
+def same(a, b):
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
 def test_length_grouped_batches_cover_every_example_with_less_padding():
     lengths = np.random.default_rng(0).integers(5, 60, 1200)
-    dataset = length_grouped_order(lengths, 32, seed=1)
-    epoch_1, epoch_2 = [b.numpy() for b in dataset], [b.numpy() for b in dataset]
+    epoch_1, epoch_2 = epochs_of(length_grouped_order(lengths, 32, seed=1), 2, 38)
     for epoch in (epoch_1, epoch_2):
-        assert len(epoch) == 38 and sorted(np.concatenate(epoch).tolist()) == list(range(1200))
-    again = [b.numpy() for b in length_grouped_order(lengths, 32, seed=1)]
-    assert all(np.array_equal(a, b) for a, b in zip(epoch_1, again))           # same seed: same batches
-    assert not all(np.array_equal(a, b) for a, b in zip(epoch_1, epoch_2))     # next epoch: new batches
+        assert sorted(np.concatenate(epoch).tolist()) == list(range(1200))
+    assert same(epoch_1, epochs_of(length_grouped_order(lengths, 32, seed=1), 1, 38)[0])   # same seed: same
+    assert not same(epoch_1, epoch_2)                                                       # next epoch: new
+    assert not same(epoch_1, epochs_of(length_grouped_order(lengths, 32, seed=2), 1, 38)[0])
 
     def mean_padded(batches):
         return np.mean([-(-lengths[b].max() // 8) * 8 for b in batches])
@@ -21,18 +29,17 @@ def test_length_grouped_batches_cover_every_example_with_less_padding():
     assert mean_padded(epoch_1) < 0.8 * mean_padded(random_batches)
 
 
-def test_one_endless_iterator_gives_the_same_epochs():
-    """What fine-tuning's `fit` iterates (`.repeat()`, ceil(n / batch) steps per epoch): each epoch's batches
-    cover every example once, a new order each epoch, the first epoch as a fresh iterator gives it."""
+def test_a_run_started_at_a_later_epoch_sees_the_same_batches():
+    """What a resumed fine-tuning run relies on: epoch e's batches do not depend on the epochs before it
+    (1000 examples, batch 32: the last batch of each epoch holds 8, and no batch straddles two epochs)."""
     lengths = np.random.default_rng(0).integers(5, 60, 1000)
     steps = -(-1000 // 32)
-    batches = [b.numpy() for b in length_grouped_order(lengths, 32, seed=1).repeat().take(3 * steps)]
-    epochs = [batches[i * steps:(i + 1) * steps] for i in range(3)]
+    epochs = epochs_of(length_grouped_order(lengths, 32, seed=1), 3, steps)
     for epoch in epochs:
         assert sorted(np.concatenate(epoch).tolist()) == list(range(1000))
-    assert not all(np.array_equal(a, b) for a, b in zip(epochs[0], epochs[1]))
-    first = [b.numpy() for b in length_grouped_order(lengths, 32, seed=1)]
-    assert all(np.array_equal(a, b) for a, b in zip(epochs[0], first))
+        assert sorted(len(b) for b in epoch)[0] == 1000 % 32
+    resumed = epochs_of(length_grouped_order(lengths, 32, seed=1, first_epoch=2), 1, steps)[0]
+    assert same(resumed, epochs[2])
 
 
 def test_packed_dataset_takes_a_python_list_of_labels():
@@ -44,6 +51,6 @@ def test_packed_dataset_takes_a_python_list_of_labels():
 
     segments = (tf.ragged.constant([[5] * n for n in (3, 9, 4, 12, 7)], tf.int32),)
     packer = BertPacker(16, {"cls_id": 1, "sep_id": 2, "pad_id": 0}, dynamic=True)
-    batches = list(packed_dataset(segments, [0, 1, 0, 1, 1], packer, 2, shuffle_seed=0))
+    batches = list(packed_dataset(segments, [0, 1, 0, 1, 1], packer, 2, shuffle_seed=0).take(3))   # one epoch
     tokens = {int(x["input_mask"][i].numpy().sum()) - 2: int(y[i]) for x, y in batches for i in range(len(y))}
     assert tokens == {3: 0, 9: 1, 4: 0, 12: 1, 7: 1}

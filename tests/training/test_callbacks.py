@@ -27,3 +27,14 @@ def test_best_dev_checkpoint_saves_and_restores_the_best_epoch(tmp_path):
         np.testing.assert_array_equal(on_disk.numpy(), best)
     assert getattr(saved, "optimizer", None) is None
     assert (tmp_path / "logs" / "dev").is_dir()
+
+
+def test_a_non_finite_dev_metric_never_stays_the_best(tmp_path):
+    inputs = keras.Input((3,))
+    model = keras.Model(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    scores = iter([float("nan"), 0.4, float("nan"), 0.3])   # e.g. a Pearson r of constant predictions is NaN
+    callback = BestDevCheckpoint(lambda: {"score": next(scores)}, "score", str(tmp_path / "model.keras"))
+    x, y = np.random.default_rng(0).normal(size=(16, 3)), np.ones((16, 1))
+    model.fit(x, y, epochs=4, batch_size=4, verbose=0, callbacks=[callback])
+    assert callback.best_epoch == 2 and callback.best_metrics == {"score": 0.4}

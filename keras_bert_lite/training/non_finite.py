@@ -1,0 +1,59 @@
+"""Stop training at the first step whose loss or gradient norm is not finite, saying which step and what is kept.
+
+A NaN or Inf loss never recovers: every later update is NaN, and every checkpoint written after it holds NaN
+weights (with a bounded number kept, the good ones are rotated away). Both training paths stop at once instead,
+before anything else is saved: the custom `Trainer` loop (pretraining) checks each step inside its compiled loop,
+and `StopOnNonFinite` does it for `model.fit` (fine-tuning). The gradient norm is the BERT optimizers'
+`gradient_norm` (the global norm before clipping); with another optimizer only the loss is checked.
+"""
+
+from __future__ import annotations
+
+import math
+
+import keras
+
+
+class NonFiniteLossError(RuntimeError):
+    """Training reached a non-finite loss or gradient norm and was stopped."""
+
+
+def gradient_norm_variable(optimizer):
+    """The optimizer's `gradient_norm` variable (through a `LossScaleOptimizer` to the one it wraps), or None."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)
+    return getattr(inner, "gradient_norm", None)
+
+
+def non_finite_message(step: int, loss: float, norm: float | None, kept: str) -> str:
+    """The error text: the step, the values, what is kept, and what to try."""
+    values = f"loss {loss:.6g}" + ("" if norm is None else f", gradient norm {norm:.6g}")
+    return (f"Training stopped at step {step}: {values} (not finite). Nothing was saved after it; {kept}. "
+            "Usual fixes: a lower --learning_rate or more --warmup_steps, --mixed_precision bf16 instead of fp16, "
+            "or checking the input data of that step.")
+
+
+class StopOnNonFinite(keras.callbacks.Callback):
+    """Raises `NonFiniteLossError` after the first `fit` batch whose loss or gradient norm is not finite.
+
+    It raises from `on_train_batch_end`, before the epoch's end callbacks run, so no callback placed after it
+    saves the broken weights. With `steps_per_execution=1` (the default) the step it names is exact.
+
+    Args:
+        kept: what the error says is kept (e.g. "the best model so far is in model.keras").
+    """
+
+    def __init__(self, kept: str):
+        super().__init__()
+        self.kept = kept
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = float((logs or {}).get("loss", 0.0))
+        variable = gradient_norm_variable(self.model.optimizer)
+        norm = None if variable is None else float(keras.ops.convert_to_numpy(variable))
+        if not math.isfinite(loss) or (norm is not None and not math.isfinite(norm)):
+            step = self._epoch * (self.params.get("steps") or 0) + batch + 1
+            raise NonFiniteLossError(non_finite_message(step, loss, norm, self.kept))

@@ -1,0 +1,117 @@
+"""A resumed run must be the run it resumes: its settings are compared with the ones saved when it started.
+
+Every run writes its settings to `flags.json` in its directory. When a later command finds checkpoints there, it
+resumes from them; before that, `check_resume` compares the new settings with the saved ones. A setting that
+changes what is computed (the data, the model, the batch, the learning rate, the seed, ...) is refused by
+name, because the checkpoint's weights, optimizer state and data position belong to the old value. Settings that
+only change how or how long the run goes (`RESUMABLE`: the step or epoch count, logging, checkpoint interval,
+XLA, the distribution strategy) may change; a changed step or epoch count also changes the learning-rate
+schedule's length, which is said. `--allow_flag_change NAME[,NAME]` accepts named changes anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+
+from keras_bert_lite.utils.files import atomic_write_text
+
+logger = logging.getLogger(__name__)
+
+FLAGS_FILE = "flags.json"
+MODEL_CONFIG_FILE = "model_config.json"     # the architecture the run's checkpoints hold (a BertConfig dict)
+# Settings that do not change what a step computes (the run's length changes its schedule: a warning says so).
+RESUMABLE = frozenset({"steps", "epochs", "checkpoint_every", "log_every", "verbose", "strategy", "tpu", "xla",
+                       "allow_flag_change"})
+SCHEDULE_LENGTH = frozenset({"steps", "epochs"})
+
+
+def flag_names(text: str) -> tuple:
+    """`--allow_flag_change` values: comma-separated setting names (a leading `--` is ignored)."""
+    return tuple(name.strip().lstrip("-") for name in text.split(",") if name.strip())
+
+
+def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = ()) -> None:
+    """Refuses to resume the run in `run_dir` with settings that differ from its saved `flags.json`.
+
+    Args:
+        run_dir: the run directory (holding `flags.json` from when the run started).
+        settings: the new run's settings, as `flags.json` would hold them (JSON-compatible values).
+        allowed: setting names whose change the user accepts (`--allow_flag_change`).
+
+    Raises:
+        SystemExit: a setting outside `RESUMABLE` and `allowed` differs; the message names each one with the
+            saved and the new value, and the ways out.
+    """
+    path = os.path.join(run_dir, FLAGS_FILE)
+    if not os.path.exists(path):
+        logger.warning("%s has checkpoints but no %s: resuming without comparing the settings.", run_dir,
+                       FLAGS_FILE)
+        return
+    try:
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as error:
+        raise SystemExit(f"{path}: unreadable ({error}); it records the settings of the run the checkpoints in "
+                         f"{run_dir} belong to. Restore it, or start a new --model_dir.") from None
+    new = json.loads(json.dumps(settings))
+    unknown = sorted(set(allowed) - set(new))
+    if unknown:
+        raise SystemExit(f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are "
+                         f"{', '.join(sorted(new))}.")
+    changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
+    refused = [k for k in changed if k not in RESUMABLE and k not in allowed]
+    if refused:
+        listed = "; ".join(f"--{k} {_show(saved.get(k))} then, {_show(new.get(k))} now" for k in refused)
+        raise SystemExit(
+            f"{run_dir} holds checkpoints of a run started with other settings, so it cannot resume with these: "
+            f"{listed}. Run with the same values, use a new --model_dir, or accept the change with "
+            f"--allow_flag_change {','.join(refused)}.")
+    for key in changed:
+        if key in SCHEDULE_LENGTH:
+            logger.warning("Resuming with --%s %s (was %s): the learning-rate schedule is now computed for the new "
+                           "length.", key, _show(new.get(key)), _show(saved.get(key)))
+        elif key not in RESUMABLE:
+            logger.warning("Resuming with --%s %s (was %s), as --allow_flag_change accepts.", key,
+                           _show(new.get(key)), _show(saved.get(key)))
+
+
+def check_architecture(run_dir: str, config: dict) -> None:
+    """Refuses to resume the run in `run_dir` with a model of another architecture than its checkpoints'.
+
+    Args:
+        run_dir: the run directory; its `model_config.json` (written by `save_architecture`) is compared.
+        config: the new model's `BertConfig.to_dict()`.
+
+    Raises:
+        SystemExit: the architectures differ; the message names each differing field.
+    """
+    path = os.path.join(run_dir, MODEL_CONFIG_FILE)
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        saved = json.load(f)
+    new = json.loads(json.dumps(config))
+    changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
+    if changed:
+        listed = "; ".join(f"{k} {saved.get(k)} then, {new.get(k)} now" for k in changed)
+        raise SystemExit(f"{run_dir} holds checkpoints of another model architecture ({listed}): they cannot be "
+                         "restored into this one. Use the run's --preset/--config/--init (see its flags.json), or a "
+                         "new --model_dir.")
+
+
+def save_flags(run_dir: str, settings: dict) -> None:
+    """Writes the run's settings to `run_dir/flags.json`, atomically."""
+    atomic_write_text(os.path.join(run_dir, FLAGS_FILE), json.dumps(settings, indent=2) + "\n")
+
+
+def save_architecture(run_dir: str, config: dict) -> None:
+    """Writes the model's `BertConfig.to_dict()` to `run_dir/model_config.json`, atomically."""
+    atomic_write_text(os.path.join(run_dir, MODEL_CONFIG_FILE), json.dumps(config, indent=2) + "\n")
+
+
+def _show(value) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value)) or '""'
+    return '""' if value == "" else str(value)

@@ -1,0 +1,96 @@
+"""Fine-tuning resumes: killed mid-epoch (kill -9) and run again, it ends as the uninterrupted run; run again
+after it finished, it only rewrites its files; with other settings it is refused; a NaN stops it."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert_lite.training.non_finite import NonFiniteLossError
+from keras_bert_lite.training.run_glue import parse_args, run
+from tests.finetune.conftest import common_flags
+from tests.finetune.test_custom import reviews, write_csv
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture
+def flags(tiny_init, tmp_path):
+    """kbl-glue flags for 3 epochs of 48 batches on keyword reviews, into `tmp_path/<name>` (dropout on)."""
+    train = write_csv(tmp_path / "train.csv", reviews(384, 0))
+    dev = write_csv(tmp_path / "dev.csv", reviews(24, 1))
+
+    def make(name, *extra):
+        return common_flags(tiny_init, tmp_path / name, "--train_file", train, "--dev_file", dev, "--text_a",
+                            "review", "--label", "stars", "--epochs", "3", "--learning_rate", "1e-3", *extra)
+    return make
+
+
+def glue(args, **kwargs):
+    return subprocess.Popen([sys.executable, os.path.join(REPO, "tasks", "run_glue.py"), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def weights(model_dir):
+    return [w.numpy() for w in keras.saving.load_model(os.path.join(model_dir, "model.keras")).weights]
+
+
+@pytest.mark.slow
+def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path):
+    reference = glue(flags("reference"))
+    assert reference.wait(timeout=600) == 0, reference.stderr.read()[-3000:]
+
+    killed = glue(flags("resumed"))
+    first_epoch = tmp_path / "resumed" / "checkpoints" / "ckpt-1.index"
+    deadline = time.time() + 300
+    while not first_epoch.exists():
+        assert killed.poll() is None and time.time() < deadline, "the run ended before its first epoch's end"
+        time.sleep(0.02)
+    killed.send_signal(signal.SIGKILL)          # during epoch 2 (an epoch is 48 steps)
+    killed.wait()
+    assert not (tmp_path / "resumed" / "checkpoints" / "ckpt-3.index").exists(), "killed too late"
+
+    resumed = glue(flags("resumed"))
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err[-3000:]
+    assert "ckpt-1: 1 epoch(s) done" in err                  # it resumed (a fresh start would end the same)
+    ref = json.loads((tmp_path / "reference" / "metrics.json").read_text())
+    res = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
+    assert res["per_seed"]["0"]["best_epoch"] == ref["per_seed"]["0"]["best_epoch"]
+    for a, b in zip(ref["per_seed"]["0"]["epochs"], res["per_seed"]["0"]["epochs"]):
+        assert b == pytest.approx(a, abs=1e-6)        # every epoch's dev metrics, the resumed ones included
+    for a, b in zip(weights(tmp_path / "reference"), weights(tmp_path / "resumed")):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    assert (tmp_path / "reference" / "dev_predictions.tsv").read_text() == \
+        (tmp_path / "resumed" / "dev_predictions.tsv").read_text()
+
+
+def test_a_finished_run_run_again_only_rewrites_its_files(flags, tmp_path):
+    first = run(parse_args(flags("run", "--epochs", "1")))
+    (tmp_path / "run" / "dev_predictions.tsv").unlink()
+    again = run(parse_args(flags("run", "--epochs", "1", "--xla")))     # how it runs may change
+    assert again["per_seed"] == first["per_seed"]                          # the same epochs: none trained again
+    assert (tmp_path / "run" / "dev_predictions.tsv").exists()
+    with pytest.raises(SystemExit, match="--learning_rate 0.001 then, 0.002 now"):
+        run(parse_args(flags("run", "--epochs", "1", "--learning_rate", "2e-3")))
+
+
+def test_more_epochs_continue_from_the_last_one(flags):
+    first = run(parse_args(flags("run", "--epochs", "1")))
+    more = run(parse_args(flags("run", "--epochs", "2")))
+    assert more["per_seed"]["0"]["epochs"][0] == first["per_seed"]["0"]["epochs"][0]
+    # Carried over from the first run's state, not measured again: epoch 1 was not trained again.
+    assert more["per_seed"]["0"]["train_seconds_per_epoch"][0] == first["per_seed"]["0"]["train_seconds_per_epoch"][0]
+    assert len(more["per_seed"]["0"]["epochs"]) == 2
+
+
+def test_a_non_finite_loss_stops_fine_tuning_at_that_step(flags, tmp_path):
+    with pytest.raises(NonFiniteLossError, match=r"Training stopped at step \d+: loss nan.*checkpoints resumes"):
+        run(parse_args(flags("run", "--learning_rate", "1e30")))
+    assert not (tmp_path / "run" / "checkpoints").exists() or not os.listdir(tmp_path / "run" / "checkpoints")

@@ -1,0 +1,69 @@
+"""kbl-pretrain resumed in the same --model_dir: only with the run's settings and architecture; a non-finite
+loss stops it with a one-line error and the finite checkpoints kept."""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert_lite.training.pretrain import main, parse_args, run
+from tests.training.test_pretrain import job_args, pretrain_cmd, tiny_json  # noqa: F401 - a fixture
+
+
+@pytest.fixture
+def started(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
+    """A run of 10 steps (one checkpoint) and the arguments that made it (`args.config`: its config file)."""
+    config = tiny_json("r.json")
+
+    def args(steps=10, **extra):
+        return job_args(pydoc_corpus[0], uncased_vocab_path, config, str(tmp_path / "run"), steps=steps, **extra)
+    run(parse_args(args()))
+    args.config = config
+    return args
+
+
+def test_changed_settings_are_refused_by_name(started):
+    with pytest.raises(SystemExit) as error:
+        run(parse_args(started(learning_rate=5e-5, seq_length=32)))
+    message = str(error.value)
+    assert "--learning_rate 0.0001 then, 5e-05 now" in message and "--seq_length 64 then, 32 now" in message
+    assert "--allow_flag_change learning_rate,seq_length" in message
+
+
+def test_another_architecture_is_refused_by_field(started):
+    values = json.load(open(started.config))  # the same path, edited: only the architecture check can tell
+    json.dump({**values, "num_layers": 3}, open(started.config, "w"))
+    with pytest.raises(SystemExit, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
+        run(parse_args(started()))
+
+
+def test_more_steps_continue_the_run(started, caplog):
+    history = run(parse_args(started(steps=20)))
+    assert [h["step"] for h in history] == [15, 20]
+    assert "learning-rate schedule is now computed for the new length" in caplog.text
+
+
+def test_a_non_finite_loss_stops_with_one_line_and_the_finite_checkpoint_kept(started, tmp_path):
+    # The run diverges once the learning rate becomes absurd: accepted by name, then stopped at the first NaN.
+    args = started(steps=40, learning_rate=1e30, allow_flag_change="learning_rate")
+    final_model = (tmp_path / "run" / "pretrainer.keras").read_bytes()
+    done = subprocess.run(pretrain_cmd(args), capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: Training stopped at step 1") and "not finite" in last, done.stderr[-2000:]
+    assert "ckpt-10" in last and "Traceback" not in done.stderr
+    checkpoints = tmp_path / "run" / "checkpoints"
+    assert sorted(p for p in os.listdir(checkpoints) if p.endswith(".index")) == ["ckpt-10.index"]
+    reader = tf.train.load_checkpoint(str(checkpoints / "ckpt-10"))
+    for name, dtype in reader.get_variable_to_dtype_map().items():
+        if dtype.is_floating:
+            assert np.isfinite(reader.get_tensor(name)).all(), name
+    assert (tmp_path / "run" / "pretrainer.keras").read_bytes() == final_model     # the 10-step model, untouched
+
+
+def test_flag_errors_exit_with_one_line(started):
+    with pytest.raises(SystemExit, match="--allow_flag_change nonsense: no such setting"):
+        main(started(allow_flag_change="nonsense"))
