@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from keras_bert_lite.data.records import DataError
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.sentences import SentenceData, read_sentence_file
 
 
@@ -88,7 +88,7 @@ TASKS = {t.name: t for t in [
 
 def glue_task(name: str) -> GlueTask:
     if name not in TASKS:
-        raise ValueError(f"--task {name!r} is not a GLUE task; use one of {sorted(TASKS)} (or --train_file for "
+        raise DataError(f"--task {name!r} is not a GLUE task; use one of {sorted(TASKS)} (or --train_file for "
                          "your own data).")
     return TASKS[name]
 

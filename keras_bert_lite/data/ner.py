@@ -9,12 +9,17 @@ IGNORE, which the loss and the metrics skip (the paper's NER set-up, Sec. 5.3).
 from __future__ import annotations
 
 import dataclasses
+import io
+import logging
 
 import numpy as np
 import tensorflow as tf
 
+from keras_bert_lite.data.encoding import read_text, undecodable
+from keras_bert_lite.data.errors import SKIP_HINT, DataError
 from keras_bert_lite.data.features import tokenize_fn
-from keras_bert_lite.data.records import DataError
+
+logger = logging.getLogger(__name__)
 
 IGNORE = -100
 
@@ -44,27 +49,31 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     columns), a blank line between sentences, `-DOCSTART-` lines ignored.
 
     Raises:
-        DataError: "path:line: ..." for a line with a single column (unless skip_bad_rows).
+        DataError: "path:line: ..." for a line with a single column or bytes that are not UTF-8 (unless
+            skip_bad_rows, which skips the line).
     """
     sentences, tags, lines, bad = [], [], [], []
     words, labels, first = [], [], None
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(list(f) + [""], 1):
-            fields = line.split()
-            if not fields or fields[0] == "-DOCSTART-":
-                if words:
-                    sentences.append(words), tags.append(labels), lines.append(first)
-                words, labels, first = [], [], None
-                continue
-            if len(fields) < 2:
-                bad.append(f"{path}:{number}: {line.strip()!r} has one column; a CoNLL line is `word ... TAG` "
-                           "(the word first, the entity tag last), sentences separated by blank lines.")
-                continue
-            words.append(fields[0])
-            labels.append(fields[-1])
-            first = first or number
+    for number, line in enumerate(io.StringIO(read_text(path), newline=None).readlines() + [""], 1):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if words:
+                sentences.append(words), tags.append(labels), lines.append(first)
+            words, labels, first = [], [], None
+            continue
+        problem = undecodable(line, path) or ("" if len(fields) > 1 else (
+            f"{line.strip()!r} has one column; a CoNLL line is `word ... TAG` (the word first, the entity tag "
+            "last), sentences separated by blank lines"))
+        if problem:
+            bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
+            continue
+        words.append(fields[0])
+        labels.append(fields[-1])
+        first = first or number
     if bad and not skip_bad_rows:
         raise DataError(bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+    if bad:
+        logger.warning("%s: skipped %d malformed lines (--skip_bad_rows), e.g. %s", path, len(bad), bad[0])
     if not sentences:
         raise DataError(f"{path}: no sentences found; expected CoNLL-2003 lines `word POS chunk TAG`.")
     return TaggedSentences(sentences, tags, lines, path)

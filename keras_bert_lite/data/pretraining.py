@@ -22,6 +22,8 @@ import os
 
 import tensorflow as tf
 
+from keras_bert_lite.data.corpus_text import require_text
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.instances import nsp_spans, truncate_pair
 from keras_bert_lite.data.masking import DynamicMasker
 
@@ -31,14 +33,19 @@ _DOC_BREAK = "\x1e"  # record separator: stands for a blank line between documen
 
 
 def expand_patterns(patterns) -> list[str]:
-    """Sorted files matching the glob patterns (a string with commas, or a list); errors name the pattern."""
+    """Sorted files matching the glob patterns (a string with commas, or a list).
+
+    Raises:
+        DataError: a pattern matches no file (naming it).
+    """
     if isinstance(patterns, str):
         patterns = [p for p in patterns.split(",") if p]
     files = []
     for pattern in patterns:
         matched = sorted(glob.glob(os.path.expanduser(pattern)))
         if not matched:
-            raise FileNotFoundError(f"No input file matches {pattern!r}.")
+            raise DataError(f"{pattern}: no input file matches; check the path (a comma-separated list of files or "
+                            "globs, e.g. corpus/*.txt).")
         files += matched
     return sorted(set(files))
 
@@ -55,8 +62,13 @@ def split_documents(text: tf.Tensor) -> tf.Tensor:
 
 
 def text_file_documents(patterns, seed: int = 0, num_shards: int = 1, shard: int = 0) -> tf.data.Dataset:
-    """Documents of text files in the original BERT format, files shuffled every pass (seeded)."""
+    """Documents of text files in the original BERT format, files shuffled every pass (seeded).
+
+    Raises:
+        DataError: no file of this shard holds text (corpus_text.py): the endless stream would never yield.
+    """
     files = expand_patterns(patterns)
+    require_text(files[shard::num_shards], f"input pipeline {shard} of {num_shards}" if num_shards > 1 else "")
     ds = tf.data.Dataset.from_tensor_slices(files)
     if num_shards > 1:
         ds = ds.shard(num_shards, shard)

@@ -1,5 +1,8 @@
 """Rows of TSV, CSV and JSONL files, with errors that name the file and line and say how to fix them.
 
+Files are UTF-8 (a byte-order mark is dropped; a row with bytes that are not UTF-8 is malformed: encoding.py);
+a CSV quote that never closes is a malformed row at the line where it opened (csv_rows.py).
+
     rows, skipped = read_records("train.tsv")                  # [Record(line=2, values={"sentence": ..., ...})]
     (texts, labels), _ = select_columns(rows, "train.tsv", ["sentence", "label"])   # or an error listing columns
 """
@@ -8,18 +11,19 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import logging
 import os
 import sys
 
+from keras_bert_lite.data.csv_rows import csv_rows
+from keras_bert_lite.data.encoding import read_text, undecodable
+from keras_bert_lite.data.errors import SKIP_HINT, DataError
+
 logger = logging.getLogger(__name__)
 
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
-
-
-class DataError(ValueError):
-    """Bad input data; the message names the file (and line or field) and the fix."""
 
 
 @dataclasses.dataclass
@@ -51,55 +55,73 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
         (records, number of malformed rows skipped).
 
     Raises:
-        DataError: "path:line: ..." for a malformed row (unless skip_bad_rows).
+        DataError: "path:line: ..." for a malformed row: the wrong number of fields, a quote that never closes,
+            bytes that are not UTF-8, a JSONL line that is not a JSON object (unless skip_bad_rows); the file is
+            missing or unreadable, or its header line is malformed.
     """
     fmt = file_format(path)
-    if not os.path.exists(path):
-        raise DataError(f"{path}: no such file.")
-    records, bad = [], []
-    with open(path, encoding="utf-8", newline="") as f:
-        if fmt == "jsonl":
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    values = json.loads(line)
-                except json.JSONDecodeError as error:
-                    bad.append(f"{path}:{number}: not valid JSON ({error.msg}); each line must be one JSON object.")
-                    continue
-                if not isinstance(values, dict):
-                    bad.append(f"{path}:{number}: a JSON {type(values).__name__}, not an object "
-                               '{"column": value, ...}.')
-                    continue
-                records.append(Record(number, values))
-        else:
-            csv.field_size_limit(sys.maxsize)
-            options = {"delimiter": "\t"} if fmt == "tsv" else {}
-            if fmt == "tsv" and not quoting:
-                options["quoting"] = csv.QUOTE_NONE
-            reader = csv.reader(f, **options)
-            names = header
-            if names is None:
-                names = next(reader, None)
-                if names is None:
-                    raise DataError(f"{path}: the file is empty; it needs a header line naming the columns.")
-            line = reader.line_num
-            for row in reader:
-                number, line = line + 1, reader.line_num   # a quoted CSV field may span lines: report the first
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                if len(row) != len(names):
-                    bad.append(f"{path}:{number}: {len(row)} fields, but the header has {len(names)} "
-                               f"({', '.join(names)}); fix the row (an unescaped delimiter or quote?) or pass "
-                               "--skip_bad_rows.")
-                    continue
-                records.append(Record(number, dict(zip(names, row))))
+    text = read_text(path)
+    if fmt == "jsonl":
+        records, bad = _jsonl_records(text, path)
+    else:
+        records, bad = _csv_records(text, path, header, delimiter="\t" if fmt == "tsv" else ",",
+                                    quoting=quoting or fmt == "csv")
     if bad and not skip_bad_rows:
         more = f" (and {len(bad) - 1} more malformed rows)" if len(bad) > 1 else ""
         raise DataError(bad[0] + more)
     if bad:
         logger.warning("%s: skipped %d malformed rows (--skip_bad_rows), e.g. %s", path, len(bad), bad[0])
     return records, len(bad)
+
+
+def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
+    records, bad = [], []
+    for number, line in enumerate(io.StringIO(text, newline=""), 1):
+        if not line.strip():
+            continue
+        problem = undecodable(line, path)
+        if problem:
+            bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
+            continue
+        try:
+            values = json.loads(line)
+        except json.JSONDecodeError as error:
+            bad.append(f"{path}:{number}: not valid JSON ({error.msg}); each line must be one JSON object.")
+            continue
+        if not isinstance(values, dict):
+            bad.append(f"{path}:{number}: a JSON {type(values).__name__}, not an object "
+                       '{"column": value, ...}.')
+            continue
+        records.append(Record(number, values))
+    return records, bad
+
+
+def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: str,
+                 quoting: bool) -> tuple[list[Record], list[str]]:
+    csv.field_size_limit(sys.maxsize)
+    records, bad, names = [], [], header
+    for number, row, problem in csv_rows(text, delimiter=delimiter, quoting=quoting):
+        if names is None:
+            problem = problem or (undecodable(delimiter.join(row), path) if row else "")
+            if problem:
+                raise DataError(f"{path}:{number}: the header line is malformed: {problem}.")
+            names = row or None
+            continue
+        if not problem and row:
+            problem = undecodable(delimiter.join(row), path) or ""
+        if problem:
+            bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
+        elif not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        elif len(row) != len(names):
+            bad.append(f"{path}:{number}: {len(row)} fields, but the header has {len(names)} "
+                       f"({', '.join(names)}); fix the row (an unescaped delimiter or quote?) or pass "
+                       "--skip_bad_rows.")
+        else:
+            records.append(Record(number, dict(zip(names, row))))
+    if names is None:
+        raise DataError(f"{path}: the file is empty; it needs a header line naming the columns.")
+    return records, bad
 
 
 def select_columns(records: list[Record], path: str, names: list[str], *,

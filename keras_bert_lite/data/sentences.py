@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 import dataclasses
+import decimal
 
 import numpy as np
 
-from keras_bert_lite.data.records import DataError, read_records, select_columns
+from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.data.labels import class_label, drop_unlabeled, is_number, regression_label
+from keras_bert_lite.data.records import read_records, select_columns
 
 
 @dataclasses.dataclass
@@ -55,9 +58,13 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
         skip_bad_rows: skip and count malformed rows instead of raising.
 
     Raises:
-        DataError: malformed row (path:line), a missing column (listing the columns found).
+        DataError: malformed row (path:line), a missing column (listing the columns found), a missing label
+            (labels.py; malformed rows and missing labels are skipped with skip_bad_rows).
     """
     records, skipped = read_records(path, header=header, skip_bad_rows=skip_bad_rows, quoting=quoting)
+    if label:
+        records, unlabeled = drop_unlabeled(records, path, label, skip_bad_rows=skip_bad_rows)
+        skipped += unlabeled
     names = [n for n in (text_a, text_b, label, id_column) if n]
     columns, missing = select_columns(records, path, names, skip_bad_rows=skip_bad_rows)
     if not columns[0]:
@@ -79,25 +86,32 @@ def _where(data: SentenceData, i: int) -> str:
     return f"{data.source}:{data.lines[i]}" if data.lines else f"{data.source} example {i}"
 
 
-def sorted_labels(data: SentenceData) -> list[str]:
-    """The distinct labels of the (training) data as strings, sorted (numerically if all are integers)."""
-    names = {str(v) for v in data.labels}
+def _label(data: SentenceData, i: int, convert):
     try:
-        return sorted(names, key=int)
-    except ValueError:
-        return sorted(names)
+        return convert(data.labels[i])
+    except ValueError as error:
+        raise DataError(f"{_where(data, i)}: {error}; fix the label.") from None
+
+
+def sorted_labels(data: SentenceData) -> list[str]:
+    """The distinct class names of the (training) data (labels.py's rule), sorted (numerically if all are
+    numbers)."""
+    names = {_label(data, i, class_label) for i in range(len(data))}
+    if all(map(is_number, names)):
+        return sorted(names, key=decimal.Decimal)
+    return sorted(names)
 
 
 def encode_labels(data: SentenceData, label_names: list[str]) -> np.ndarray:
-    """Class ids int32 `[n]`: the position of each example's label in `label_names`.
+    """Class ids int32 `[n]`: the position of each example's label in `label_names` (both by labels.py's rule).
 
     Raises:
-        DataError: a label not in `label_names`, naming the file:line and listing the known labels.
+        DataError: a label not in `label_names`, or not a usable class label, naming the file:line.
     """
-    index = {name: i for i, name in enumerate(label_names)}
+    index = {class_label(name): i for i, name in enumerate(label_names)}
     ids = np.empty(len(data), np.int32)
-    for i, value in enumerate(data.labels):
-        key = str(value)
+    for i in range(len(data)):
+        key = _label(data, i, class_label)
         if key not in index:
             raise DataError(f"{_where(data, i)}: unknown label {key!r}; the known labels are {label_names} (from "
                             "the training data or --labels). Fix the label, or add it to --labels.")
@@ -109,13 +123,9 @@ def float_labels(data: SentenceData) -> np.ndarray:
     """Regression targets float32 `[n]`.
 
     Raises:
-        DataError: a label that is not a number, naming the file:line.
+        DataError: a label that is not a finite number, naming the file:line.
     """
     scores = np.empty(len(data), np.float32)
-    for i, value in enumerate(data.labels):
-        try:
-            scores[i] = float(value)
-        except (TypeError, ValueError):
-            raise DataError(f"{_where(data, i)}: label {value!r} is not a number; a regression task "
-                            "(--task_type regression) needs numeric labels.") from None
+    for i in range(len(data)):
+        scores[i] = _label(data, i, regression_label)
     return scores

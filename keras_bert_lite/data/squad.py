@@ -13,22 +13,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import json
 
 import numpy as np
 import tensorflow as tf
 
 from keras_bert_lite.data.features import tokenize_fn
-from keras_bert_lite.data.records import DataError
+from keras_bert_lite.data.squad_json import SquadExample, read_squad_json
 
-
-@dataclasses.dataclass
-class SquadExample:
-    qid: str
-    question: str
-    context: str
-    answers: list          # [(text, char_start)], empty for unanswerable (v2)
-    is_impossible: bool = False
+__all__ = ["SquadExample", "Windows", "extract_answers", "load_tfds", "make_windows", "read_squad_json"]
 
 
 @dataclasses.dataclass
@@ -56,32 +48,6 @@ class Windows:
 
     def __len__(self) -> int:
         return len(self.example)
-
-
-def read_squad_json(path: str) -> list[SquadExample]:
-    """Examples of an official SQuAD JSON file ({"data": [{"paragraphs": [{"context", "qas": [...]}]}]})."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)["data"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
-        raise DataError(f"{path}: not a SQuAD JSON file ({error}); expected {{\"data\": [{{\"paragraphs\": "
-                        "[{\"context\": ..., \"qas\": [{\"id\", \"question\", \"answers\": [{\"text\", "
-                        "\"answer_start\"}]}]}]}]}.") from None
-    examples = []
-    for a, article in enumerate(data):
-        for p, paragraph in enumerate(article.get("paragraphs", [])):
-            for q, qa in enumerate(paragraph.get("qas", [])):
-                where = f"{path}: data[{a}].paragraphs[{p}].qas[{q}]"
-                missing = [k for k in ("id", "question") if k not in qa]
-                if "context" not in paragraph or missing:
-                    raise DataError(f"{where}: missing field {(missing or ['context'])[0]!r}.")
-                answers = [(x["text"], int(x["answer_start"])) for x in qa.get("answers", [])]
-                impossible = bool(qa.get("is_impossible", False))
-                for text, start in answers:
-                    if paragraph["context"][start:start + len(text)] != text:
-                        raise DataError(f"{where}: answer {text!r} is not at answer_start {start} of the context.")
-                examples.append(SquadExample(qa["id"], qa["question"], paragraph["context"], answers, impossible))
-    return examples
 
 
 def load_tfds(version: str, split: str, data_dir: str | None = None) -> list[SquadExample]:

@@ -12,7 +12,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert_lite.data.features import tokenize_texts
-from keras_bert_lite.data.records import DataError, read_records, select_columns
+from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.data.labels import class_label, drop_unlabeled
+from keras_bert_lite.data.records import read_records, select_columns
 
 NUM_CHOICES = 4
 
@@ -35,20 +37,30 @@ def read_swag_csv(path: str, *, skip_bad_rows: bool = False, labeled: bool = Tru
     """Reads a SWAG CSV (columns sent1, sent2, ending0..ending3, label; `fold-ind` as the id when present).
 
     Raises:
-        DataError: malformed rows (path:line), missing columns (listing those found), a label outside 0..3.
+        DataError: malformed rows (path:line), missing columns (listing those found), a missing label or one
+            outside 0..3 (labels are read by labels.py's rule: 1, 1.0 and "1" are choice 1).
     """
     records, _ = read_records(path, skip_bad_rows=skip_bad_rows)
+    if labeled:
+        records, _ = drop_unlabeled(records, path, "label", skip_bad_rows=skip_bad_rows)
     names = ["sent1", "sent2"] + [f"ending{i}" for i in range(NUM_CHOICES)] + (["label"] if labeled else [])
     columns, _ = select_columns(records, path, names, skip_bad_rows=skip_bad_rows)
     kept = [r for r in records if all(n in r.values for n in names)]
+    if not kept:
+        raise DataError(f"{path}: no examples found; a SWAG CSV has a header line and one row per example.")
     labels = None
     if labeled:
+        choices = [str(c) for c in range(NUM_CHOICES)]
         labels = np.empty(len(kept), np.int32)
         for i, (record, value) in enumerate(zip(kept, columns[-1])):
-            if str(value).strip() not in {str(c) for c in range(NUM_CHOICES)}:
+            try:
+                choice = class_label(value)
+            except ValueError:       # a non-finite JSON number
+                choice = None
+            if choice not in choices:
                 raise DataError(f"{path}:{record.line}: label {value!r} is not a choice; the known labels are "
                                 f"{list(range(NUM_CHOICES))} (the index of the right ending).")
-            labels[i] = int(value)
+            labels[i] = int(choice)
     endings = [[f"{columns[1][i]} {columns[2 + c][i]}".strip() for c in range(NUM_CHOICES)] for i in range(len(kept))]
     ids = [r.values.get("fold-ind", i) for i, r in enumerate(kept)]
     return ChoiceData(ids, columns[0], endings, labels, path)

@@ -31,6 +31,8 @@ import logging
 import os
 import sys
 
+from keras_bert_lite.data.errors import exit_on_data_error
+from keras_bert_lite.data.labels import class_label
 from keras_bert_lite.training.finetune import FinetuneJob, add_common_args, job_from_args, run_finetuning
 
 logger = logging.getLogger("keras_bert_lite.run_glue")
@@ -160,7 +162,7 @@ def _custom_parts(job: GlueJob) -> dict:
     if job.task_type == "regression":
         return dict(train=train, train_targets=float_labels(train), devs={"": (dev, float_labels(dev))},
                     tests=tests, label_names=None, metrics=("pearson", "spearman", "neg_mse"))
-    label_names = [n.strip() for n in job.labels.split(",")] if job.labels else sorted_labels(train)
+    label_names = _label_flag(job.labels) if job.labels else sorted_labels(train)
     if len(label_names) < 2:
         raise SystemExit(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at least "
                          "two (or pass --labels a,b,... / --task_type regression).")
@@ -168,6 +170,17 @@ def _custom_parts(job: GlueJob) -> dict:
     return dict(train=train, train_targets=encode_labels(train, label_names),
                 devs={"": (dev, encode_labels(dev, label_names))}, tests=tests, label_names=label_names,
                 metrics=metrics)
+
+
+def _label_flag(labels: str) -> list[str]:
+    """--labels as class names (data/labels.py's rule, so "1.0" names the class "1")."""
+    try:
+        names = [class_label(name) for name in labels.split(",")]
+    except ValueError as error:
+        raise SystemExit(f"--labels {labels!r}: {error}; give comma-separated names, e.g. --labels neg,pos.") from None
+    if len(set(names)) != len(names):
+        raise SystemExit(f"--labels {labels!r} names a class twice (as {names}).")
+    return names
 
 
 def predict_ax(job: GlueJob) -> dict:
@@ -207,7 +220,8 @@ def predict_ax(job: GlueJob) -> dict:
 
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(parse_args(argv))
+    with exit_on_data_error():
+        run(parse_args(argv))
 
 
 if __name__ == "__main__":

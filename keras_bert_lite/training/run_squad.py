@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 
+from keras_bert_lite.data.errors import exit_on_data_error
 from keras_bert_lite.training.finetune import FinetuneJob, FinetuneTask, add_common_args, job_from_args, \
     run_finetuning
 
@@ -144,7 +145,8 @@ def run(job: SquadJob) -> dict:
         from keras_bert_lite.text import BertPacker
 
         if job.train_file:
-            train, dev = squad.read_squad_json(job.train_file), squad.read_squad_json(job.predict_file)
+            train, dev = (squad.read_squad_json(f, skip_bad_rows=job.skip_bad_rows)
+                          for f in (job.train_file, job.predict_file))
         else:
             train, dev = squad.load_tfds(job.version, "train"), squad.load_tfds(job.version, "validation")
         return SquadTask(job, tokenizer, BertPacker(job.seq_length, vocab, dynamic=True), train, dev)
@@ -153,7 +155,8 @@ def run(job: SquadJob) -> dict:
 
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    run(parse_args(argv))
+    with exit_on_data_error():
+        run(parse_args(argv))
 
 
 if __name__ == "__main__":

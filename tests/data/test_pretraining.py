@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.masking import DynamicMasker
 from keras_bert_lite.data.pretraining import (expand_patterns, pretraining_dataset, split_documents,
                                               text_file_documents)
@@ -34,7 +35,7 @@ def test_split_documents_on_blank_lines():
 
 
 def test_missing_input_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nothing-here"):
+    with pytest.raises(DataError, match=r"nothing-here\*.txt: no input file matches"):
         expand_patterns(str(tmp_path / "nothing-here*.txt"))
 
 

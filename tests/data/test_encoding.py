@@ -1,0 +1,68 @@
+"""Input encodings: bytes that are not UTF-8 are named by file:line with the re-encoding fix (and skippable);
+a UTF-8 byte-order mark is dropped, so it never renames the first column."""
+
+import json
+
+import pytest
+
+from keras_bert_lite.data import ner
+from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.data.records import read_records
+from keras_bert_lite.data.squad_json import read_squad_json
+
+BOM = b"\xef\xbb\xbf"
+LATIN1 = "café noir".encode("latin-1")        # b"caf\xe9 noir"
+
+
+@pytest.mark.parametrize("name, content, line", [
+    ("train.csv", b"text,label\nfine,pos\n" + LATIN1 + b",neg\nok,pos\n", 3),
+    ("train.tsv", b"text\tlabel\nfine\tpos\n" + LATIN1 + b"\tneg\nok\tpos\n", 3),
+    ("train.jsonl", b'{"text": "fine", "label": "pos"}\n{"text": "' + LATIN1 + b'", "label": "neg"}\n'
+                    b'{"text": "ok", "label": "pos"}\n', 2),
+])
+def test_latin1_bytes_name_file_and_line_and_can_be_skipped(tmp_path, name, content, line):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=rf"^{path}:{line}: byte 0xe9 is not UTF-8 .*`iconv -f latin1 -t utf-8 {path} > "
+                                        r".*\.utf8\.\w+`; or pass --skip_bad_rows"):
+        read_records(str(path))
+    records, skipped = read_records(str(path), skip_bad_rows=True)
+    assert skipped == 1 and [r.values["text"] for r in records] == ["fine", "ok"]
+
+
+def test_latin1_bytes_in_a_header_cannot_be_skipped(tmp_path):
+    path = tmp_path / "train.csv"
+    path.write_bytes(b"t" + b"\xe9" + b"xt,label\nfine,pos\n")
+    with pytest.raises(DataError, match=rf"^{path}:1: the header line is malformed: byte 0xe9 is not UTF-8"):
+        read_records(str(path), skip_bad_rows=True)
+
+
+def test_latin1_bytes_in_conll_and_squad(tmp_path):
+    conll = tmp_path / "train.txt"
+    conll.write_bytes(b"EU B-ORG\n" + LATIN1.split()[0] + b" O\n\nPeter B-PER\n")
+    with pytest.raises(DataError, match=rf"^{conll}:2: byte 0xe9 is not UTF-8"):
+        ner.read_conll(str(conll))
+    assert ner.read_conll(str(conll), skip_bad_rows=True).words == [["EU"], ["Peter"]]
+    squad = tmp_path / "train.json"
+    qas = [{"id": "a", "question": "Who?", "answers": []}, {"id": "b", "question": "XX", "answers": []}]
+    squad.write_bytes(json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": qas}]}]}).encode()
+                      .replace(b"XX", b"\xe9?"))
+    with pytest.raises(DataError, match=rf"^{squad}: data\[0\].paragraphs\[0\].qas\[1\]: byte 0xe9 is not UTF-8"):
+        read_squad_json(str(squad))
+    assert [e.qid for e in read_squad_json(str(squad), skip_bad_rows=True)] == ["a"]
+
+
+def test_a_bom_is_dropped_in_every_format(tmp_path):
+    csv_path, jsonl_path = tmp_path / "a.csv", tmp_path / "a.jsonl"
+    csv_path.write_bytes(BOM + b"text,label\nfine,pos\n")
+    jsonl_path.write_bytes(BOM + b'{"text": "fine", "label": "pos"}\n')
+    for path in (csv_path, jsonl_path):
+        records, _ = read_records(str(path))
+        assert records[0].values == {"text": "fine", "label": "pos"}
+    conll = tmp_path / "a.txt"
+    conll.write_bytes(BOM + b"EU B-ORG\n")
+    assert ner.read_conll(str(conll)).words == [["EU"]]
+    squad = tmp_path / "a.json"
+    squad.write_bytes(BOM + json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "a", "question": "q", "answers": [{"text": "c", "answer_start": 0}]}]}]}]}).encode())
+    assert read_squad_json(str(squad))[0].answers == [("c", 0)]

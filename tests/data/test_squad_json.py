@@ -1,0 +1,53 @@
+"""SQuAD JSON: each malformed entry named by its JSON path; skip_bad_rows skips it and keeps the rest."""
+
+import json
+import re
+
+import pytest
+
+from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.data.squad_json import read_squad_json
+
+CONTEXT = "The bridge was built in 1742."
+GOOD = {"id": "good", "question": "When?", "answers": [{"text": "1742", "answer_start": 24}]}
+
+
+def write(path, paragraphs):
+    path.write_text(json.dumps({"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ({"question": "When?", "answers": []}, "missing field 'id'"),
+    ({"id": "x", "answers": []}, "missing field 'question'"),
+    ({"id": "x", "question": 7, "answers": []}, "field 'question' is 7, not text"),
+    ({"id": "x", "question": "When?", "answers": [{"text": "1742"}]},
+     "answer {'text': '1742'} is not {\"text\": <text>, \"answer_start\": <character offset>}"),
+    ({"id": "x", "question": "When?", "answers": [{"text": "1742", "answer_start": 3}]},
+     "answer '1742' is not at answer_start 3"),
+    ({"id": "good", "question": "Again?", "answers": []}, "id 'good' is used twice"),
+    ("not a question", "a JSON str, not an object"),
+])
+def test_a_malformed_question_is_named_and_skippable(tmp_path, bad, problem):
+    path = write(tmp_path / "train.json", [{"context": CONTEXT, "qas": [GOOD, bad]}])
+    with pytest.raises(DataError, match=rf"^{path}: data\[0\].paragraphs\[0\].qas\[1\]: {re.escape(problem)}.*"
+                                        "--skip_bad_rows"):
+        read_squad_json(path)
+    assert [e.qid for e in read_squad_json(path, skip_bad_rows=True)] == ["good"]
+
+
+def test_a_malformed_paragraph_skips_its_questions(tmp_path):
+    path = write(tmp_path / "train.json", [{"qas": [GOOD]}, {"context": CONTEXT, "qas": [GOOD]}])
+    with pytest.raises(DataError, match=r"data\[0\].paragraphs\[0\]: missing field 'context'"):
+        read_squad_json(path)
+    assert len(read_squad_json(path, skip_bad_rows=True)) == 1
+
+
+def test_not_json_names_line_and_column_and_nothing_left_is_an_error(tmp_path):
+    path = tmp_path / "train.json"
+    path.write_text('{"data": [\n  {"paragraphs": ]}')
+    with pytest.raises(DataError, match=rf"^{path}:2:18: not a SQuAD JSON file \(not valid JSON"):
+        read_squad_json(str(path))
+    only_bad = write(tmp_path / "bad.json", [{"context": CONTEXT, "qas": [{"id": "x"}]}])
+    with pytest.raises(DataError, match=rf"^{only_bad}: no questions found"):
+        read_squad_json(only_bad, skip_bad_rows=True)
