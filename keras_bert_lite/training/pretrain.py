@@ -24,8 +24,8 @@ import logging
 import os
 import sys
 
-from keras_bert_lite.training.checkpointing import CheckpointError, checkpoint_paths
-from keras_bert_lite.training.non_finite import NonFiniteLossError
+from keras_bert_lite.training.checkpointing import checkpoint_paths
+from keras_bert_lite.training.command_errors import exit_on_training_error
 from keras_bert_lite.training.resume_flags import (check_architecture, check_resume, flag_names, save_architecture,
                                                    save_flags)
 
@@ -234,11 +234,8 @@ def run(job: PretrainingJob) -> list[dict]:
 
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    job = parse_args(argv)
-    try:
-        run(job)
-    except (NonFiniteLossError, CheckpointError) as error:
-        raise SystemExit(f"error: {error}") from None
+    with exit_on_training_error():
+        run(parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ import logging
 import os
 import sys
 
-from keras_bert_lite.data.errors import exit_on_data_error
 from keras_bert_lite.data.labels import class_label
+from keras_bert_lite.training.command_errors import exit_on_training_error
 from keras_bert_lite.training.finetune import FinetuneJob, add_common_args, job_from_args, run_finetuning
 
 logger = logging.getLogger("keras_bert_lite.run_glue")
@@ -220,7 +220,7 @@ def predict_ax(job: GlueJob) -> dict:
 
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    with exit_on_data_error():
+    with exit_on_training_error():
         run(parse_args(argv))
 
 

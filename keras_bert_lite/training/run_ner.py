@@ -19,7 +19,7 @@ import sys
 
 import numpy as np
 
-from keras_bert_lite.data.errors import exit_on_data_error
+from keras_bert_lite.training.command_errors import exit_on_training_error
 from keras_bert_lite.training.finetune import FinetuneJob, FinetuneTask, add_common_args, job_from_args, \
     run_finetuning
 
@@ -156,7 +156,7 @@ def run(job: NerJob) -> dict:
 
 def main(argv=None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    with exit_on_data_error():
+    with exit_on_training_error():
         run(parse_args(argv))
 
 

@@ -55,3 +55,4 @@ def test_kbl_pretrain_on_a_blank_corpus_stops_with_the_file_named(tmp_path, unca
                "--steps", "2", "--batch_size", "2", "--seq_length", "16", "--quiet"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)   # it hung before the check
     assert result.returncode != 0 and f"{corpus}: no text" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: ") and "Traceback" not in result.stderr

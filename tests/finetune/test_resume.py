@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from keras_bert_lite.training.non_finite import NonFiniteLossError
-from keras_bert_lite.training.run_glue import parse_args, run
+from keras_bert_lite.training.run_glue import main, parse_args, run
 from tests.finetune.conftest import common_flags
 from tests.finetune.test_custom import reviews, write_csv
 
@@ -94,3 +94,9 @@ def test_a_non_finite_loss_stops_fine_tuning_at_that_step(flags, tmp_path):
     with pytest.raises(NonFiniteLossError, match=r"Training stopped at step \d+: loss nan.*checkpoints resumes"):
         run(parse_args(flags("run", "--learning_rate", "1e30")))
     assert not (tmp_path / "run" / "checkpoints").exists() or not os.listdir(tmp_path / "run" / "checkpoints")
+
+
+def test_the_command_reports_a_non_finite_loss_in_one_line(flags):
+    with pytest.raises(SystemExit) as exit_info:
+        main(flags("run", "--learning_rate", "1e30", "--epochs", "1"))
+    assert str(exit_info.value.code).startswith("error: Training stopped at step ")
