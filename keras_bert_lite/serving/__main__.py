@@ -1,56 +1,31 @@
-"""`python -m keras_bert_lite.serving`: a local TF Serving-compatible gRPC model server.
+"""`kbl-serve` (`python -m keras_bert_lite.serving`): a local TF Serving-compatible gRPC model server.
 
-    python -m keras_bert_lite.serving --model_name bert --model_base_path exports/bert --port 8500
+    kbl-serve --model_name bert --model_base_path exports/bert --port 8500
 
 Serves the highest integer version under --model_base_path, picks up new versions as they appear and answers
 the tensorflow.serving PredictionService (Predict, Classify, GetModelMetadata) and ModelService
-(GetModelStatus) gRPC APIs. SIGTERM or SIGINT stop it gracefully: no new RPCs, in-flight ones finish, exit 0.
+(GetModelStatus) gRPC APIs, plus grpc.health.v1.Health. Requests are checked against per-request limits and
+admitted up to --max_concurrent_requests at once (see `flags` for every limit and its default). SIGTERM or
+SIGINT stop it gracefully: health turns NOT_SERVING, no new RPCs, in-flight ones finish, exit 0.
 """
 
-import argparse
+import asyncio
 import logging
-import os
 import signal
 import sys
-import threading
 
 from keras_bert_lite.serving.batcher import Batcher
+from keras_bert_lite.serving.flags import DEFAULT_BATCH_TIMEOUT_MS, parse_args, request_limits
+from keras_bert_lite.serving.health import Health
 from keras_bert_lite.serving.manager import ModelManager
+from keras_bert_lite.serving.rpc import Answerer
 from keras_bert_lite.serving.server import ModelServer
+from keras_bert_lite.serving.services import ModelService, PredictionService
+from keras_bert_lite.serving.workers import WorkerPool
 
 log = logging.getLogger("keras_bert_lite.serving")
 
 SHUTDOWN_GRACE_SECONDS = 30
-DEFAULT_BATCH_TIMEOUT_MS = 0.0
-
-
-def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m keras_bert_lite.serving",
-                                     description="A local TF Serving-compatible gRPC model server.")
-    parser.add_argument("--model_name", required=True, help="name clients use in model_spec.name")
-    parser.add_argument("--model_base_path", required=True, help="directory with one subdirectory per version")
-    parser.add_argument("--port", type=int, default=8500, help="gRPC port; 0 picks a free one (default 8500)")
-    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
-    parser.add_argument("--max_message_mb", type=int, default=64,
-                        help="largest request/response message in MiB (default 64)")
-    parser.add_argument("--poll_seconds", type=float, default=1.0,
-                        help="seconds between scans for new versions; 0 scans once at start (default 1)")
-    parser.add_argument("--max_batch_size", type=int, default=0,
-                        help="merge concurrent Predict requests into batches of up to this many examples; "
-                             "0 or 1 disables batching (default 0)")
-    parser.add_argument("--batch_timeout_ms", type=float, default=None,
-                        help="how long a batch waits for more requests once the model is idle (default "
-                             f"{DEFAULT_BATCH_TIMEOUT_MS:g}: batches form only from requests that arrive while the "
-                             "previous batch runs); needs --max_batch_size > 1")
-    parser.add_argument("--no_tf_text", action="store_true",
-                        help="do not import tensorflow_text (its ops stay unregistered, as in a portable runtime)")
-    args = parser.parse_args(argv)
-    if args.batch_timeout_ms is not None and args.max_batch_size <= 1:
-        parser.error("--batch_timeout_ms needs --max_batch_size > 1")
-    if not os.path.isdir(args.model_base_path):
-        parser.error(f"--model_base_path {args.model_base_path} is not a directory; export a model into "
-                     f"{args.model_base_path}/1/ first")
-    return args
 
 
 def register_tf_text_ops(enabled):
@@ -71,33 +46,72 @@ def main(argv=None):
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s] %(message)s")
     register_tf_text_ops(not args.no_tf_text)
-    manager = ModelManager(args.model_name, args.model_base_path, args.poll_seconds)
+    return asyncio.run(serve(args))
+
+
+async def serve(args):
+    """Runs the server the parsed flags describe until SIGTERM or SIGINT; returns the exit code."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+
+    health = Health(args.model_name)
+    await health.set_serving(False)
+    manager = ModelManager(args.model_name, args.model_base_path, args.poll_seconds,
+                           load_timeout_seconds=args.load_timeout_seconds, max_load_retries=args.max_load_retries,
+                           on_change=health.set_serving_threadsafe)
     batcher = None
     if args.max_batch_size > 1:
         timeout_ms = DEFAULT_BATCH_TIMEOUT_MS if args.batch_timeout_ms is None else args.batch_timeout_ms
         batcher = Batcher(args.max_batch_size, timeout_ms / 1000)
-    server = ModelServer(manager, args.host, args.port, args.max_message_mb, batcher)
-
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda received, frame: stop.set())
+    answerer = Answerer(WorkerPool(args.max_concurrent_requests))
+    handlers = [PredictionService(manager, answerer, request_limits(args), batcher).handler(),
+                ModelService(manager, answerer).handler()]
+    server = ModelServer(handlers, args.host, args.port, args.max_message_mb, _read_tls(args))
+    health.add_to(server.grpc_server)
     try:
         port = server.bind()
     except OSError as error:
         raise SystemExit(f"error: {error}") from None
-    manager.start()
-    server.start()
-    log.info("Running gRPC ModelServer at %s:%d (model '%s', batching %s)", args.host, port, args.model_name,
-             f"up to {batcher.max_batch_size}" if batcher else "off")
-    while not stop.wait(0.5):
-        pass
+
+    if not await _first_scan(manager, stop):
+        log.info("Stopped before serving")
+        return 0
+    await server.start()
+    log.info("Running gRPC ModelServer at %s:%d (model '%s', batching %s, %d requests at once, TLS %s)", args.host,
+             port, args.model_name, f"up to {batcher.max_batch_size}" if batcher else "off",
+             args.max_concurrent_requests, "on" if args.ssl_cert else "off")
+    await stop.wait()
     log.info("Shutting down: no new requests, finishing in-flight ones")
-    server.stop(SHUTDOWN_GRACE_SECONDS)
+    await health.shutting_down()
+    await server.stop(SHUTDOWN_GRACE_SECONDS)
     manager.stop()
     if batcher is not None and batcher.runs:
         log.info("Batching: %d requests in %d model runs", batcher.requests, batcher.runs)
     log.info("Server stopped")
     return 0
+
+
+async def _first_scan(manager, stop):
+    """Starts the manager (its first load blocks) unless `stop` comes first; returns whether it started."""
+    starting = asyncio.ensure_future(asyncio.get_running_loop().run_in_executor(None, manager.start))
+    stopping = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if stop.is_set():
+        manager.stop()
+        await starting
+        return False
+    await starting
+    return True
+
+
+def _read_tls(args):
+    if args.ssl_cert is None:
+        return None
+    with open(args.ssl_cert, "rb") as chain, open(args.ssl_key, "rb") as key:
+        return chain.read(), key.read()
 
 
 if __name__ == "__main__":

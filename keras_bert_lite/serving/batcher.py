@@ -13,6 +13,10 @@ without a batch dimension such as scalars, or with unknown trailing dimensions),
 one dim 0, when it is empty or bigger than `max_batch_size`. Requests are only merged with requests whose
 inputs have the same trailing shapes. If a merged run fails, each request is re-run alone, so one bad request
 (say, invalid UTF-8) gets its own error and never fails the requests it was batched with.
+
+A request whose caller is gone (its `Call` says the deadline passed or the client cancelled) while it waited
+for its batch is taken out of the batch when the batch runs: the model never sees it, and it gets the `Call`'s
+CANCELLED or DEADLINE_EXCEEDED error. A batch whose callers are all gone does not run.
 """
 
 import collections
@@ -22,6 +26,8 @@ import time
 import weakref
 
 import numpy as np
+
+from keras_bert_lite.serving.errors import ServingError
 
 log = logging.getLogger(__name__)
 
@@ -43,22 +49,30 @@ class Batcher:
         self.runs = 0  # merged model runs, for tests and logs
         self.requests = 0  # requests answered from merged runs
 
-    def run(self, signature, inputs):
-        """Like `signature.run(inputs)`, possibly sharing the model run with concurrent requests."""
+    def run(self, signature, inputs, call=None):
+        """Like `signature.run(inputs)`, possibly sharing the model run with concurrent requests.
+
+        Args:
+            signature: The `Signature` to run.
+            inputs: {key: np.ndarray}, already validated.
+            call: The request's `Call`, or None: a request whose caller is gone is dropped, not run.
+        """
         size = _batch_size(inputs)
         if not signature.batchable or not size or size > self.max_batch_size:
+            if call is not None:
+                call.check()
             return signature.run(inputs)
         queue = self._queue(signature, inputs)
-        batch, index, leader = queue.join(inputs, size, self.max_batch_size)
+        batch, index, leader = queue.join(inputs, size, self.max_batch_size, call)
         if leader:
             queue.wait_turn(batch, self.timeout_seconds)
             try:
-                batch.execute(signature)
+                ran = batch.execute(signature)
             finally:
                 queue.finished()
             with self._lock:
-                self.runs += 1
-                self.requests += len(batch.items)
+                self.runs += bool(ran)
+                self.requests += ran
         else:
             batch.done.wait()
         return batch.result(index)
@@ -82,7 +96,7 @@ class _Queue:
         self._closed = collections.deque()  # batches no longer accepting requests, waiting to run, oldest first
         self._running = False
 
-    def join(self, inputs, size, max_batch_size):
+    def join(self, inputs, size, max_batch_size, call):
         """Adds a request to the open batch (opening one if needed); returns (batch, index, is_leader)."""
         with self._cond:
             batch, leader = self._open, False
@@ -91,7 +105,7 @@ class _Queue:
                     self._close(batch)
                 batch, leader = _Batch(), True
                 self._open = batch
-            index = batch.add(inputs, size)
+            index = batch.add(inputs, size, call)
             if batch.size >= max_batch_size:
                 self._close(batch)
             return batch, index, leader
@@ -135,46 +149,74 @@ class _Batch:
     def __init__(self):
         self.items = []
         self.sizes = []
+        self.calls = []
         self.size = 0
         self.done = threading.Event()
         self._results = []
 
-    def add(self, inputs, size):
+    def add(self, inputs, size, call):
         self.items.append(inputs)
         self.sizes.append(size)
+        self.calls.append(call)
         self.size += size
         return len(self.items) - 1
 
     def execute(self, signature):
-        """Runs the batch and wakes the followers; every request gets its outputs or its own error."""
+        """Runs the batch and wakes the followers; every request gets its outputs or its own error.
+
+        Returns:
+            How many requests the model ran (the others were dropped).
+        """
+        live = []
         try:
-            self._results = self._run(signature)
+            results = [_dropped(call) for call in self.calls]
+            live = [index for index, result in enumerate(results) if result is None]
+            outcomes = _run_together(signature, [self.items[index] for index in live],
+                                     [self.sizes[index] for index in live])
+            for index, outcome in zip(live, outcomes):
+                results[index] = outcome
+            self._results = results
         except Exception as error:  # noqa: BLE001 - never leave followers without a result
             self._results = [(error, None)] * len(self.items)
         finally:
             self.done.set()
-
-    def _run(self, signature):
-        if len(self.items) == 1:
-            return [_outcome(signature.run, self.items[0])]
-        merged = {key: np.concatenate([item[key] for item in self.items]) for key in self.items[0]}
-        error, outputs = _outcome(signature.run, merged)
-        if error is not None:  # some request in the batch is bad: run each alone to tell which
-            return [_outcome(signature.run, item) for item in self.items]
-        if not all(np.ndim(value) and len(value) == self.size for value in outputs.values()):
-            log.warning("signature '%s' returned outputs that are not batch-major (%s); it will run unbatched",
-                        signature.name, {key: np.shape(value) for key, value in outputs.items()})
-            signature.batchable = False
-            return [_outcome(signature.run, item) for item in self.items]
-        offsets = np.cumsum([0] + self.sizes)
-        return [(None, {key: value[start:end] for key, value in outputs.items()})
-                for start, end in zip(offsets[:-1], offsets[1:])]
+        return len(live)
 
     def result(self, index):
         error, outputs = self._results[index]
         if error is not None:
             raise error
         return outputs
+
+
+def _run_together(signature, items, sizes):
+    """Runs `items` (requests of `sizes` examples) as one merged run; [(error, outputs)] per request."""
+    if len(items) <= 1:
+        return [_outcome(signature.run, item) for item in items]
+    merged = {key: np.concatenate([item[key] for item in items]) for key in items[0]}
+    error, outputs = _outcome(signature.run, merged)
+    if error is not None:  # some request in the batch is bad: run each alone to tell which
+        return [_outcome(signature.run, item) for item in items]
+    total = sum(sizes)
+    if not all(np.ndim(value) and len(value) == total for value in outputs.values()):
+        log.warning("signature '%s' returned outputs that are not batch-major (%s); it will run unbatched",
+                    signature.name, {key: np.shape(value) for key, value in outputs.items()})
+        signature.batchable = False
+        return [_outcome(signature.run, item) for item in items]
+    offsets = np.cumsum([0] + sizes)
+    return [(None, {key: value[start:end] for key, value in outputs.items()})
+            for start, end in zip(offsets[:-1], offsets[1:])]
+
+
+def _dropped(call):
+    """(the error, None) when the caller of `call` is gone, else None."""
+    if call is None:
+        return None
+    try:
+        call.check()
+    except ServingError as error:
+        return error, None
+    return None
 
 
 def _outcome(function, inputs):

@@ -27,18 +27,25 @@ CLASSES = "classes"
 SCORES = "scores"
 
 
-def run_classify(servable, request):
-    """Answers a `ClassificationRequest` with `servable` (see the module docstring for the signature contract)."""
+def run_classify(servable, request, limits, run):
+    """Answers a `ClassificationRequest` with `servable` (see the module docstring for the signature contract).
+
+    Args:
+        servable: The `Servable` resolved from `request.model_spec`.
+        request: A `ClassificationRequest`.
+        limits: The `RequestLimits` its examples are checked against.
+        run: Callable (signature, {key: np.ndarray}) -> {key: np.ndarray}.
+    """
     signature_name = request.model_spec.signature_name or DEFAULT_SIGNATURE
     signature = servable.signatures.get(signature_name)
     if signature is None:
         raise invalid_argument(f"No signature was found with the name: {signature_name}")
     _check_signature(signature)
-    examples = serialized_examples(request.input)
+    examples = serialized_examples(request.input, limits)
     if not signature.inputs[INPUTS].shape.is_compatible_with([len(examples)]):
         raise invalid_argument(f"Signature '{signature.name}' cannot classify {len(examples)} examples: input "
                                f"'{INPUTS}' has shape {signature.inputs[INPUTS].shape}, expected [None]")
-    outputs = signature.run({INPUTS: np.array(examples, dtype=object)})
+    outputs = run(signature, {INPUTS: np.array(examples, dtype=object)})
     classes, scores = outputs.get(CLASSES), outputs.get(SCORES)
     num_classes = _check_outputs(classes, scores, len(examples))
 
@@ -57,23 +64,26 @@ def run_classify(servable, request):
     return response
 
 
-def serialized_examples(input_proto):
+def serialized_examples(input_proto, limits):
     """The serialized examples of a `tensorflow.serving.Input`, context prepended as TF Serving does.
 
     Concatenating two serialized protos merges them, so each example sees the context features plus its own.
+    The examples are checked against `limits` before the context is prepended to each: one context repeated
+    for every example would multiply its size.
     """
     kind = input_proto.WhichOneof("kind")
+    context, examples = b"", []
     if kind == "example_list":
-        examples = [example.SerializeToString() for example in input_proto.example_list.examples]
+        examples = input_proto.example_list.examples
     elif kind == "example_list_with_context":
         context = input_proto.example_list_with_context.context.SerializeToString()
-        examples = [context + example.SerializeToString()
-                    for example in input_proto.example_list_with_context.examples]
-    else:
-        examples = []
+        examples = input_proto.example_list_with_context.examples
     if not examples:
         raise invalid_argument("Input is empty.")
-    return examples
+    limits.check_example_count(len(examples))
+    serialized = [example.SerializeToString() for example in examples]
+    limits.check_examples([len(context) + len(example) for example in serialized])
+    return [context + example for example in serialized] if context else serialized
 
 
 def _check_signature(signature):

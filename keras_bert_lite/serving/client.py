@@ -18,6 +18,8 @@ import tensorflow as tf
 from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2,
                                      model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc)
 
+from keras_bert_lite.serving.errors import OVERLOADED
+
 TEXT = "text"
 TEXT_B = "text_b"
 LABEL = "label"
@@ -34,7 +36,8 @@ class ServingClientError(Exception):
 
 
 class ServerUnavailableError(ServingClientError):
-    """No server answered at the address (not started, wrong port, or shutting down)."""
+    """No server answered at the address (not started, wrong port, or shutting down), or it shed the call
+    because it was full (retry with backoff)."""
 
 
 class ServingClient:
@@ -45,15 +48,22 @@ class ServingClient:
         address: "host:port" of the server.
         timeout: Deadline of every call, in seconds.
         max_message_mb: Largest request/response message, in MiB (match the server's --max_message_mb).
+        root_certificates: PEM bytes of the certificate(s) to trust: connect over TLS (a server started with
+            --ssl_cert/--ssl_key). None: plain TCP.
     """
 
-    def __init__(self, model_name, address="127.0.0.1:8500", timeout=10.0, max_message_mb=64):
+    def __init__(self, model_name, address="127.0.0.1:8500", timeout=10.0, max_message_mb=64,
+                 root_certificates=None):
         self.model_name = model_name
         self.address = address
         self.timeout = timeout
         max_bytes = max_message_mb * 1024 * 1024
-        self._channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", max_bytes),
-                                                                ("grpc.max_receive_message_length", max_bytes)])
+        options = [("grpc.max_send_message_length", max_bytes), ("grpc.max_receive_message_length", max_bytes)]
+        if root_certificates is None:
+            self._channel = grpc.insecure_channel(address, options=options)
+        else:
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+            self._channel = grpc.secure_channel(address, credentials, options=options)
         self._predictions = prediction_service_pb2_grpc.PredictionServiceStub(self._channel)
         self._models = model_service_pb2_grpc.ModelServiceStub(self._channel)
 
@@ -168,6 +178,8 @@ class ServingClient:
 
     def _client_error(self, error):
         code, details = error.code(), error.details() or ""
+        if code == grpc.StatusCode.UNAVAILABLE and details.startswith(OVERLOADED):
+            return ServerUnavailableError(code, details)
         if code == grpc.StatusCode.UNAVAILABLE:
             reason = "connection refused" if "refused" in details.lower() else details
             return ServerUnavailableError(code, details, (

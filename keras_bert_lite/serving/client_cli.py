@@ -27,6 +27,9 @@ def parse_args(argv):
     parser.add_argument("--pairs", action="store_true", help="lines are 'text<TAB>text_b' (pair tasks)")
     parser.add_argument("--batch_size", type=int, default=32, help="texts per request (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default %(default)s)")
+    parser.add_argument("--ssl_ca", type=argparse.FileType("rb"),
+                        help="PEM certificate(s) to trust: connect over TLS, to a server started with "
+                             "--ssl_cert/--ssl_key (default: plain TCP)")
     parser.add_argument("--wait", type=float, default=0.0, help="first wait up to this many seconds for the server "
                         "and the model to be available (for scripts that have just started the server)")
     return parser.parse_args(argv)
@@ -40,7 +43,9 @@ def main(argv=None):
         print("error: --pairs expects 'text<TAB>text_b' on every line", file=sys.stderr)
         return 2
     try:
-        with ServingClient(args.model_name, args.server, timeout=args.timeout) as client:
+        root_certificates = args.ssl_ca.read() if args.ssl_ca else None
+        with ServingClient(args.model_name, args.server, timeout=args.timeout,
+                           root_certificates=root_certificates) as client:
             if args.wait > 0:
                 client.wait_until_available(args.wait)
             for start in range(0, len(rows), args.batch_size):

@@ -8,6 +8,7 @@ TF Serving turns a failing `Session::Run` into a gRPC status: an `InvalidArgumen
 import grpc
 
 _CODES_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
+OVERLOADED = "server overloaded"  # how the message of a shed call starts; the client recognises it
 
 
 class ServingError(Exception):
@@ -33,6 +34,16 @@ def failed_precondition(message):
 
 def unimplemented(message):
     return ServingError(grpc.StatusCode.UNIMPLEMENTED, message)
+
+
+def resource_exhausted(message):
+    return ServingError(grpc.StatusCode.RESOURCE_EXHAUSTED, message)
+
+
+def overloaded(slots):
+    """UNAVAILABLE for a call shed because all `slots` admission slots are busy (retryable, as in TF Serving)."""
+    return ServingError(grpc.StatusCode.UNAVAILABLE, f"{OVERLOADED}: all {slots} request slots are busy "
+                                                     f"(--max_concurrent_requests {slots}); retry with backoff")
 
 
 def from_tf_error(error):

@@ -9,7 +9,9 @@ their reference to it and finish normally.
 Skipped: names starting with "." (our exporter writes to a hidden temp dir and renames it into place), names
 that are not integers, and directories without saved_model.pb yet (retried at the next poll). A version that
 fails to load is logged and reported by GetModelStatus (END with the error); the previous version keeps being
-served and the failed one is not retried unless its directory disappears and comes back.
+served, and the failed one is tried again as `LoadRetries` says (as soon as its files change, else with
+backoff). A load that takes longer than `load_timeout_seconds` is abandoned and counts as failed, so a load
+that hangs blocks neither newer versions nor shutdown: `stop()` abandons a load in progress.
 """
 
 import logging
@@ -22,11 +24,14 @@ import tensorflow as tf
 from tensorflow_serving.apis import get_model_status_pb2
 
 from keras_bert_lite.serving.errors import ServingError, from_tf_error, invalid_argument, not_found
+from keras_bert_lite.serving.load_retries import LoadRetries
 from keras_bert_lite.serving.servable import load_servable
 
 log = logging.getLogger(__name__)
 State = get_model_status_pb2.ModelVersionStatus.State
 _VERSION_NAME = re.compile("[0-9]+")  # also rules out hidden directories such as ".tmp-export-2"
+DEFAULT_LOAD_TIMEOUT_SECONDS = 300.0
+DEFAULT_MAX_LOAD_RETRIES = 5  # TF Serving's max_num_load_retries
 
 
 class VersionState:
@@ -50,34 +55,48 @@ class ModelManager:
         base_path: The directory holding one subdirectory per integer version.
         poll_seconds: Seconds between scans of `base_path`; 0 scans once, at `start()`.
         load: Callable (name, version, path) -> Servable; `load_servable` by default (tests swap it).
+        load_timeout_seconds: A load still running after this long is abandoned and counts as failed.
+        max_load_retries: Retries of a failed version whose files do not change (see `LoadRetries`).
+        on_change: Called with True when a version becomes served and False when none is, from the thread
+            that swapped it (for the health service).
     """
 
-    def __init__(self, name, base_path, poll_seconds, load=load_servable):
+    def __init__(self, name, base_path, poll_seconds, load=load_servable,
+                 load_timeout_seconds=DEFAULT_LOAD_TIMEOUT_SECONDS, max_load_retries=DEFAULT_MAX_LOAD_RETRIES,
+                 on_change=None):
         self.name = name
         self.base_path = base_path
         self.poll_seconds = poll_seconds
+        self.load_timeout_seconds = load_timeout_seconds
         self._load = load
+        self._on_change = on_change
         self._current = None  # the Servable answering "latest"; replaced atomically
         self._states = {}  # version -> VersionState
-        self._failed = set()  # versions whose load failed; not retried while their directory exists
+        self._retries = LoadRetries(poll_seconds or 1.0, max_load_retries)
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._loading = None  # the _Loading in progress, which stop() abandons
         self._thread = None
 
     def start(self):
-        """Loads the latest version found now (blocking), then keeps polling in a background thread."""
+        """Loads the latest version found now (blocking until it is loaded, fails, or `stop()`), then keeps
+        polling in a background thread."""
         self.poll()
         if self._current is None and not self._states:
             hint = (f"; {self.base_path} itself holds a SavedModel: move it into {self.base_path}/1/"
                     if os.path.exists(os.path.join(self.base_path, "saved_model.pb")) else "")
             log.warning("No versions of servable %s found under base path %s (expecting <base path>/<integer "
                         "version>/saved_model.pb)%s", self.name, self.base_path, hint)
-        if self.poll_seconds > 0:
+        if self.poll_seconds > 0 and not self._stop.is_set():
             self._thread = threading.Thread(target=self._poll_forever, name="version-poller", daemon=True)
             self._thread.start()
 
     def stop(self):
+        """Stops polling; a load in progress is abandoned (its thread, a daemon, is left to finish alone)."""
         self._stop.set()
+        loading = self._loading
+        if loading is not None:
+            loading.abandon()
         if self._thread is not None:
             self._thread.join()
 
@@ -111,8 +130,8 @@ class ModelManager:
         except OSError as error:
             log.warning("cannot list model base path %s: %s", self.base_path, error)
             return
-        self._failed &= set(on_disk)
-        candidates = [version for version in on_disk if version not in self._failed]
+        self._retries.forget_missing(on_disk)
+        candidates = [version for version, path in on_disk.items() if self._retries.may_try(version, path)]
         current = self._current
         if not candidates:
             if current is not None and current.version not in on_disk:
@@ -132,16 +151,41 @@ class ModelManager:
     def _load_and_swap(self, version, path):
         self._set_state(version, State.LOADING)
         try:
-            servable = self._load(self.name, version, path)
-        except Exception as error:  # noqa: BLE001 - any load failure is reported, never fatal
-            self._failed.add(version)
-            failure = _load_error(error, path)
-            self._set_state(version, State.END, failure)
-            log.error("Loading servable: {name: %s version: %d} failed: %s", self.name, version, failure.message)
+            servable = self._load_in_time(version, path)
+        except _Stopped:
+            self._set_state(version, State.END, ServingError(grpc.StatusCode.CANCELLED, "the server stopped"))
             return
+        except Exception as error:  # noqa: BLE001 - any load failure is reported, never fatal
+            failure = _load_error(error, path)
+            delay = self._retries.failed(version, path)
+            self._set_state(version, State.END, failure)
+            retry = (f"retrying in {delay:g} s, or as soon as its files change" if delay is not None
+                     else "retrying only when its files change")
+            log.error("Loading servable: {name: %s version: %d} failed: %s (%s)", self.name, version,
+                      failure.message, retry)
+            return
+        self._retries.succeeded(version)
         self._set_state(version, State.AVAILABLE)
         log.info("Successfully loaded servable version {name: %s version: %d} from %s", self.name, version, path)
         self._swap(servable)
+
+    def _load_in_time(self, version, path):
+        """Loads on a daemon thread, waiting up to `load_timeout_seconds` or until `stop()`."""
+        loading = _Loading(self._load, self.name, version, path)
+        self._loading = loading
+        if self._stop.is_set():
+            loading.abandon()
+        try:
+            finished = loading.wait(self.load_timeout_seconds)
+        finally:
+            self._loading = None
+        if self._stop.is_set():
+            raise _Stopped()
+        if not finished:
+            raise ServingError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                               f"loading did not finish within {self.load_timeout_seconds:g} s "
+                               f"(--load_timeout_seconds); abandoned")
+        return loading.result()
 
     def _swap(self, servable):
         old, self._current = self._current, servable
@@ -151,13 +195,52 @@ class ModelManager:
             del old  # in-flight requests keep their own reference; the version is freed once they finish
             self._set_state(version, State.END)
             log.info("Successfully unloaded servable version {name: %s version: %d}", self.name, version)
+        if self._on_change is not None:
+            self._on_change(servable is not None)
 
     def _set_state(self, version, state, error=None):
         with self._lock:
             self._states[version] = VersionState(state, error)
 
 
+class _Stopped(Exception):
+    """The manager stopped while a version was loading."""
+
+
+class _Loading:
+    """One load running on its own daemon thread, which can be waited for with a timeout or abandoned."""
+
+    def __init__(self, load, name, version, path):
+        self._done = threading.Event()
+        self._servable = self._error = None
+        self._abandoned = False
+        threading.Thread(target=self._run, args=(load, name, version, path), name=f"load-{version}",
+                         daemon=True).start()
+
+    def wait(self, timeout):
+        """True once the load finished, False when `timeout` passed or it was abandoned first."""
+        return self._done.wait(timeout) and not self._abandoned
+
+    def abandon(self):
+        self._abandoned = True
+        self._done.set()
+
+    def result(self):
+        if self._error is not None:
+            raise self._error
+        return self._servable
+
+    def _run(self, load, name, version, path):
+        try:
+            self._servable = load(name, version, path)
+        except Exception as error:  # noqa: BLE001 - raised in the waiting thread by result()
+            self._error = error
+        self._done.set()
+
+
 def _load_error(error, path):
+    if isinstance(error, ServingError):
+        return error
     if isinstance(error, tf.errors.OpError):
         failure = from_tf_error(error)
     else:

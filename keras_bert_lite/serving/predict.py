@@ -3,7 +3,8 @@
 Checks and status codes follow TF Serving's `predict_util.cc` (RunPredict / PreProcessPrediction):
 unknown signature key -> FAILED_PRECONDITION; inputs that do not match the signature's keys, unknown or
 duplicate `output_filter` aliases -> INVALID_ARGUMENT; dtype/shape mismatches -> INVALID_ARGUMENT (TF Serving
-gets these from `Session::Run`, we check them up front against the SignatureDef).
+gets these from `Session::Run`, we check them up front against the SignatureDef). Then the request's declared
+shapes and sizes are checked against the server's `RequestLimits`, before any input is converted.
 """
 
 from tensorflow_serving.apis import predict_pb2
@@ -14,12 +15,13 @@ from keras_bert_lite.serving.tensors import ndarray_to_proto, request_to_ndarray
 DEFAULT_SIGNATURE = "serving_default"
 
 
-def run_predict(servable, request, run):
+def run_predict(servable, request, limits, run):
     """Answers `request` with `servable`.
 
     Args:
         servable: The `Servable` resolved from `request.model_spec`.
         request: A `PredictRequest`.
+        limits: The `RequestLimits` its inputs are checked against, before any is converted.
         run: Callable (signature, {key: np.ndarray}) -> {key: np.ndarray}; the batcher or a direct run.
 
     Returns:
@@ -31,6 +33,7 @@ def run_predict(servable, request, run):
         raise failed_precondition(f'Serving signature key "{signature_name}" not found.')
     _check_input_keys(signature, request)
     output_keys = _output_keys(signature, request.output_filter)
+    limits.check_tensors(request.inputs)
     inputs = {key: request_to_ndarray(key, proto, signature.inputs[key], signature_name)
               for key, proto in request.inputs.items()}
     outputs = run(signature, inputs)

@@ -1,31 +1,152 @@
-"""Turns the exceptions raised while answering an RPC into gRPC statuses."""
+"""Answers one RPC: parse, admit, run on a worker thread, turn exceptions into gRPC statuses, log the call.
 
+Statuses: `ServingError`s keep their code and message; TensorFlow errors raised by the model keep
+TensorFlow's code and message (INVALID_ARGUMENT for bad input data caught inside the graph). Anything else is
+a server bug, and so are INTERNAL and UNKNOWN errors from TensorFlow: the client gets INTERNAL with a generic
+message and an error id, and the log gets the exception text and traceback under the same id. The server
+keeps serving in every case.
+
+Requests are parsed by `receiver`, which keeps the size of the serialized message for the access log (asking
+a parsed message for its size would serialize it again) and turns unparsable bytes into INVALID_ARGUMENT.
+"""
+
+import asyncio
 import logging
+import time
+import uuid
 
 import grpc
 import tensorflow as tf
+from google.protobuf import message as protobuf_message
+from google.protobuf import message_factory
 
-from keras_bert_lite.serving.errors import ServingError, from_tf_error, invalid_argument
+from keras_bert_lite.serving import memory
+from keras_bert_lite.serving.access_log import log_call
+from keras_bert_lite.serving.calls import Call
+from keras_bert_lite.serving.errors import ServingError, from_tf_error, invalid_argument, overloaded
 
 log = logging.getLogger(__name__)
+_SERVER_FAULTS = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
 
 
-def answer(context, request, respond):
-    """Returns `respond()`, or aborts the RPC with the status matching the exception it raised.
+class Received:
+    """A request as it arrived: the parsed message (None when it could not be parsed) and its size in bytes."""
 
-    `ServingError`s keep their code; TensorFlow errors raised by the model keep TensorFlow's code and message
-    (INVALID_ARGUMENT for bad input data caught inside the graph); anything else is a server bug: INTERNAL,
-    logged with its traceback. The server keeps serving in every case.
+    __slots__ = ("message", "size", "error")
+
+    def __init__(self, message, size, error=None):
+        self.message = message
+        self.size = size
+        self.error = error
+
+
+def receiver(message_class):
+    """A gRPC request deserializer that returns a `Received` instead of raising on bad bytes."""
+
+    def deserialize(data):
+        try:
+            return Received(message_class.FromString(data), len(data))
+        except protobuf_message.DecodeError as error:
+            return Received(None, len(data), error)
+
+    return deserialize
+
+
+def service_handler(service_descriptor, methods):
+    """The gRPC handler of a protobuf service whose methods are async callables (Received, context) -> response.
+
+    Args:
+        service_descriptor: The service's `ServiceDescriptor` (e.g. from `prediction_service_pb2.DESCRIPTOR`).
+        methods: {method name: coroutine function}; must cover every method of the service.
     """
-    try:
-        if not request.HasField("model_spec"):
+    handlers = {}
+    for method in service_descriptor.methods:
+        request_class = message_factory.GetMessageClass(method.input_type)
+        response_class = message_factory.GetMessageClass(method.output_type)
+        handlers[method.name] = grpc.unary_unary_rpc_method_handler(
+            methods[method.name], request_deserializer=receiver(request_class),
+            response_serializer=response_class.SerializeToString)
+    return grpc.method_handlers_generic_handler(service_descriptor.full_name, handlers)
+
+
+class Answerer:
+    """Answers RPCs, running the blocking part of each on a `WorkerPool` thread.
+
+    Args:
+        workers: The `WorkerPool`; a call that finds no free thread is shed with UNAVAILABLE.
+    """
+
+    def __init__(self, workers):
+        self._workers = workers
+
+    async def answer(self, method, received, context, respond, on_worker=True):
+        """Returns `respond(request, call)`'s response, or aborts the RPC with the status its exception maps to.
+
+        Args:
+            method: The method name, for the access log.
+            received: The `Received` request.
+            context: The `grpc.aio.ServicerContext`.
+            respond: Callable (request message, `Call`) -> response message.
+            on_worker: Whether `respond` blocks (converts inputs, runs a model): it then runs on a worker thread
+                and the call must be admitted; quick answers run in the event loop.
+        """
+        start = time.monotonic()
+        call = Call(method, context.time_remaining())
+        response = status = error_id = None
+        try:
+            response = await self._respond(received, call, respond, on_worker)
+        except ServingError as error:
+            status = error
+        except tf.errors.OpError as error:
+            status = from_tf_error(error)
+        except asyncio.CancelledError:  # the caller left (deadline or cancel): nobody reads an answer
+            remaining = context.time_remaining()
+            expired = remaining is not None and remaining <= 0
+            code = grpc.StatusCode.DEADLINE_EXCEEDED if expired else grpc.StatusCode.CANCELLED
+            call.cancel()
+            log_call(method, received.message, None, code, time.monotonic() - start, received.size, context.peer())
+            raise
+        except Exception as error:  # noqa: BLE001 - a server bug: reported under an id, never to the client
+            status, error_id = _server_fault(method, error)
+        if status is not None and status.code in _SERVER_FAULTS and error_id is None:
+            status, error_id = _server_fault(method, status)
+        code = grpc.StatusCode.OK if status is None else status.code
+        log_call(method, received.message, response, code, time.monotonic() - start, received.size,
+                 context.peer(), error_id)
+        if status is not None:
+            await context.abort(status.code, status.message)
+        return response
+
+    async def _respond(self, received, call, respond, on_worker):
+        request = received.message
+        if request is None:
+            raise invalid_argument(f"cannot parse the request: {received.error}")
+        if "model_spec" in request.DESCRIPTOR.fields_by_name and not request.HasField("model_spec"):
             raise invalid_argument("Missing ModelSpec")
-        return respond()
-    except ServingError as error:
-        status = error
-    except tf.errors.OpError as error:
-        status = from_tf_error(error)
-    except Exception as error:  # noqa: BLE001 - report it to the client, keep serving
-        log.exception("internal error answering %s", type(request).__name__)
-        status = ServingError(grpc.StatusCode.INTERNAL, f"{type(error).__name__}: {error}")
-    context.abort(status.code, status.message)
+        if not on_worker:
+            return respond(request, call)
+        future = self._workers.try_run(lambda: _work(respond, received, call))
+        if future is None:
+            raise overloaded(self._workers.size)
+        return await future
+
+
+def _work(respond, received, call):
+    """What a worker thread does for a call: drop it if its caller left, else respond, then give back memory."""
+    call.check()
+    try:
+        return respond(received.message, call)
+    finally:
+        if received.size >= memory.BIG_REQUEST_BYTES:
+            memory.release()
+
+
+def _server_fault(method, error):
+    """Logs `error` (an exception or a ServingError) under a new id; returns (the generic status, the id)."""
+    error_id = uuid.uuid4().hex[:12]
+    if isinstance(error, ServingError):
+        log.error("error %s answering %s: %s %s", error_id, method, error.code.name, error.message)
+    else:
+        log.error("error %s answering %s", error_id, method, exc_info=error)
+    return ServingError(grpc.StatusCode.INTERNAL, f"internal server error (error id {error_id}; the server's log "
+                                                  f"has the details)"), error_id

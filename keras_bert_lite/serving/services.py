@@ -1,60 +1,103 @@
-"""The gRPC servicers: tensorflow.serving.PredictionService and tensorflow.serving.ModelService."""
+"""The gRPC services: tensorflow.serving.PredictionService and tensorflow.serving.ModelService.
 
-import grpc
-from tensorflow_serving.apis import model_service_pb2_grpc, prediction_service_pb2_grpc
+Predict and Classify convert inputs and run the model, so they run on a worker thread and must be admitted
+(see `workers`); GetModelMetadata, GetModelStatus and the unimplemented methods answer from the event loop.
+"""
+
+from tensorflow_serving.apis import model_service_pb2, prediction_service_pb2
 
 from keras_bert_lite.serving.classify import run_classify
+from keras_bert_lite.serving.errors import unimplemented
 from keras_bert_lite.serving.metadata import model_metadata
 from keras_bert_lite.serving.model_status import model_status
 from keras_bert_lite.serving.predict import run_predict
-from keras_bert_lite.serving.rpc import answer
+from keras_bert_lite.serving.rpc import service_handler
 
 
-class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
+class PredictionService:
     """Predict, Classify and GetModelMetadata; Regress and MultiInference answer UNIMPLEMENTED.
 
     Args:
         manager: The `ModelManager` holding the served version.
+        answerer: The `Answerer` that admits, runs and logs calls.
+        limits: The `RequestLimits` every request is checked against.
         batcher: A `Batcher` merging concurrent Predict requests, or None to run each request alone.
     """
 
-    def __init__(self, manager, batcher=None):
+    def __init__(self, manager, answerer, limits, batcher=None):
         self._manager = manager
-        self._run = batcher.run if batcher is not None else _run_alone
+        self._answer = answerer.answer
+        self._limits = limits
+        self._batcher = batcher
 
-    def Predict(self, request, context):
-        return answer(context, request,
-                      lambda: run_predict(self._manager.servable(request.model_spec), request, self._run))
+    def handler(self):
+        """The gRPC handler that routes the service's methods here."""
+        return service_handler(prediction_service_pb2.DESCRIPTOR.services_by_name["PredictionService"], {
+            "Predict": self.Predict, "Classify": self.Classify, "GetModelMetadata": self.GetModelMetadata,
+            "Regress": self.Regress, "MultiInference": self.MultiInference})
 
-    def Classify(self, request, context):
-        return answer(context, request, lambda: run_classify(self._manager.servable(request.model_spec), request))
+    async def Predict(self, received, context):
+        return await self._answer("Predict", received, context, self._predict)
 
-    def GetModelMetadata(self, request, context):
-        return answer(context, request, lambda: model_metadata(self._manager, request))
+    async def Classify(self, received, context):
+        return await self._answer("Classify", received, context, self._classify)
 
-    def Regress(self, request, context):
-        context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                      "Regress is not supported by keras_bert_lite.serving; use Predict or Classify")
+    async def GetModelMetadata(self, received, context):
+        return await self._answer("GetModelMetadata", received, context,
+                                  lambda request, call: model_metadata(self._manager, request), on_worker=False)
 
-    def MultiInference(self, request, context):
-        context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                      "MultiInference is not supported by keras_bert_lite.serving; use Predict or Classify")
+    async def Regress(self, received, context):
+        return await self._answer("Regress", received, context, _unimplemented("Regress"), on_worker=False)
+
+    async def MultiInference(self, received, context):
+        return await self._answer("MultiInference", received, context, _unimplemented("MultiInference"),
+                                  on_worker=False)
+
+    def _predict(self, request, call):
+        return run_predict(self._manager.servable(request.model_spec), request, self._limits, self._runner(call))
+
+    def _classify(self, request, call):
+        return run_classify(self._manager.servable(request.model_spec), request, self._limits,
+                            lambda signature, inputs: run_alone(signature, inputs, call))
+
+    def _runner(self, call):
+        if self._batcher is None:
+            return lambda signature, inputs: run_alone(signature, inputs, call)
+        return lambda signature, inputs: self._batcher.run(signature, inputs, call)
 
 
-class ModelService(model_service_pb2_grpc.ModelServiceServicer):
+class ModelService:
     """GetModelStatus; HandleReloadConfigRequest answers UNIMPLEMENTED (one model, configured by flags)."""
 
-    def __init__(self, manager):
+    def __init__(self, manager, answerer):
         self._manager = manager
+        self._answer = answerer.answer
 
-    def GetModelStatus(self, request, context):
-        return answer(context, request, lambda: model_status(self._manager, request))
+    def handler(self):
+        """The gRPC handler that routes the service's methods here."""
+        return service_handler(model_service_pb2.DESCRIPTOR.services_by_name["ModelService"], {
+            "GetModelStatus": self.GetModelStatus, "HandleReloadConfigRequest": self.HandleReloadConfigRequest})
 
-    def HandleReloadConfigRequest(self, request, context):
-        context.abort(grpc.StatusCode.UNIMPLEMENTED,
-                      "HandleReloadConfigRequest is not supported: this server serves the one model given by "
-                      "--model_name/--model_base_path")
+    async def GetModelStatus(self, received, context):
+        return await self._answer("GetModelStatus", received, context,
+                                  lambda request, call: model_status(self._manager, request), on_worker=False)
+
+    async def HandleReloadConfigRequest(self, received, context):
+        def refuse(request, call):
+            raise unimplemented("HandleReloadConfigRequest is not supported: this server serves the one model "
+                                "given by --model_name/--model_base_path")
+
+        return await self._answer("HandleReloadConfigRequest", received, context, refuse, on_worker=False)
 
 
-def _run_alone(signature, inputs):
+def run_alone(signature, inputs, call):
+    """Runs `signature` on `inputs` unless the caller of `call` is gone."""
+    call.check()
     return signature.run(inputs)
+
+
+def _unimplemented(method):
+    def refuse(request, call):
+        raise unimplemented(f"{method} is not supported by keras_bert_lite.serving; use Predict or Classify")
+
+    return refuse

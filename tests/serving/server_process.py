@@ -31,7 +31,8 @@ class ServerProcess:
         self.lines = []
         self.port = None
         self._ready = threading.Event()
-        threading.Thread(target=self._read_output, daemon=True).start()
+        self._reader = threading.Thread(target=self._read_output, daemon=True)
+        self._reader.start()
 
     @property
     def address(self):
@@ -57,14 +58,22 @@ class ServerProcess:
             time.sleep(0.05)
 
     def terminate(self, timeout=60):
-        """SIGTERM, then waits for the exit; returns the exit code (kills it if it does not exit in time)."""
+        """SIGTERM, then waits for the exit and the last log line; returns the exit code (kills it if it does not
+        exit in time)."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
         try:
-            return self.process.wait(timeout)
+            code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             self.kill()
             raise
+        self._reader.join(timeout)
+        return code
+
+    def access_lines(self, method=None):
+        """The access-log lines logged so far (of `method` only, if given), from "access" on."""
+        prefix = "access " if method is None else f"access {method} "
+        return [line[line.index(prefix):].strip() for line in self.lines if prefix in line]
 
     def kill(self):
         if self.process.poll() is None:

@@ -3,12 +3,15 @@
 import concurrent.futures
 import threading
 
+import grpc
 import numpy as np
 import pytest
 import tensorflow as tf
 from tensorflow.core.protobuf import meta_graph_pb2
 
 from keras_bert_lite.serving.batcher import Batcher
+from keras_bert_lite.serving.calls import Call
+from keras_bert_lite.serving.errors import ServingError
 from keras_bert_lite.serving.servable import Signature, is_batchable
 
 
@@ -134,3 +137,34 @@ def test_is_batchable(inputs, outputs, expected):
         return {key: tf.TensorSpec(shape, tf.float32) for key, shape in shapes.items()}
 
     assert is_batchable(specs(inputs), specs(outputs)) is expected
+
+
+def test_requests_whose_caller_left_are_taken_out_of_the_batch():
+    recorder = Recorder(delay=0.3)
+    batcher, signature = Batcher(max_batch_size=16, timeout_seconds=0), make_signature(recorder)
+    first, requests = requests_of_sizes([1])[0], requests_of_sizes([2, 3, 4])
+    calls = [Call("Predict"), Call("Predict"), Call("Predict")]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        running = pool.submit(batcher.run, signature, {"x": first})
+        threading.Event().wait(0.1)  # the first request runs alone; the next three queue behind it
+        queued = [pool.submit(batcher.run, signature, {"x": request}, call) for request, call in zip(requests, calls)]
+        threading.Event().wait(0.1)
+        calls[1].cancel()  # the client of the 3-example request gives up while it waits
+        running.result()
+        results = [future.exception() or future.result() for future in queued]
+    assert recorder.batch_sizes == [1, 2 + 4]  # the model never saw the cancelled request
+    assert isinstance(results[1], ServingError) and results[1].code == grpc.StatusCode.CANCELLED
+    for index in (0, 2):
+        np.testing.assert_array_equal(results[index]["y"], requests[index] * 2)
+    assert (batcher.runs, batcher.requests) == (2, 3)
+
+
+def test_a_batch_whose_callers_all_left_does_not_run():
+    recorder = Recorder(delay=0)
+    now = [0.0]
+    call = Call("Predict", timeout=1.0, clock=lambda: now[0])
+    now[0] = 2.0  # the deadline passed
+    with pytest.raises(ServingError) as raised:
+        Batcher(8, 0).run(make_signature(recorder), {"x": requests_of_sizes([2])[0]}, call)
+    assert raised.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert recorder.batch_sizes == []

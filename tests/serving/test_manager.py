@@ -1,6 +1,8 @@
 """Version discovery and the version swap, in-process with a fake loader (no TensorFlow model involved)."""
 
 import os
+import threading
+import time
 
 import grpc
 import pytest
@@ -28,6 +30,20 @@ def add_version(base_path, name, broken=False):
     if broken:
         (directory / "broken").write_bytes(b"")
     return directory
+
+
+class HangingLoader:
+    """A loader that blocks until `release` is set for versions holding a "hang" file; `started` tells it has."""
+
+    def __init__(self):
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, name, version, path):
+        if os.path.exists(os.path.join(path, "hang")):
+            self.started.set()
+            self.release.wait()
+        return fake_load(name, version, path)
 
 
 def spec(name="m", version=None, label=None):
@@ -70,10 +86,67 @@ def test_failed_version_is_reported_and_the_previous_one_kept(tmp_path):
     manager.start()
     add_version(tmp_path, "2", broken=True)
     manager.poll()
-    manager.poll()  # not retried
+    manager.poll()  # not retried yet: its files did not change and its backoff (1 s) is not over
     assert manager.servable(spec()).version == 1
     state = manager.version_states()[2]
     assert state.state == State.END and "cannot parse saved_model.pb" in state.error.message
+
+
+def test_failed_version_is_retried_as_soon_as_its_files_change(tmp_path):
+    add_version(tmp_path, "1")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    manager.start()
+    broken = add_version(tmp_path, "2", broken=True)
+    manager.poll()
+    (broken / "broken").unlink()  # the rest of the copy lands
+    manager.poll()
+    assert manager.servable(spec()).version == 2
+    assert manager.version_states()[2].state == State.AVAILABLE
+
+
+def test_a_load_that_hangs_times_out_and_a_newer_version_is_served(tmp_path):
+    loader = HangingLoader()
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=loader, load_timeout_seconds=0.2)
+    add_version(tmp_path, "1")
+    (tmp_path / "1" / "hang").write_bytes(b"")
+    try:
+        manager.start()
+        state = manager.version_states()[1]
+        assert state.state == State.END and state.error.code == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert "loading did not finish within 0.2 s (--load_timeout_seconds)" in state.error.message
+        add_version(tmp_path, "2")
+        manager.poll()
+        assert manager.servable(spec()).version == 2
+    finally:
+        loader.release.set()
+
+
+def test_stop_abandons_a_load_that_hangs(tmp_path):
+    loader = HangingLoader()
+    manager = ModelManager("m", tmp_path, poll_seconds=0.1, load=loader)  # the default timeout: 300 s
+    add_version(tmp_path, "1")
+    (tmp_path / "1" / "hang").write_bytes(b"")
+    starting = threading.Thread(target=manager.start, daemon=True)
+    starting.start()
+    try:
+        assert loader.started.wait(30)
+        started = time.monotonic()
+        manager.stop()
+        starting.join(30)
+        assert not starting.is_alive() and time.monotonic() - started < 5
+        assert manager.version_states()[1].error.code == grpc.StatusCode.CANCELLED
+    finally:
+        loader.release.set()
+
+
+def test_health_callback_follows_whether_a_version_is_served(tmp_path):
+    changes = []
+    first = add_version(tmp_path, "1")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load, on_change=changes.append)
+    manager.start()
+    (first / "saved_model.pb").unlink()
+    manager.poll()
+    assert changes == [True, False]
 
 
 def test_removed_version_falls_back_to_the_next_latest(tmp_path):

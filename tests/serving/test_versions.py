@@ -1,5 +1,8 @@
-"""New versions are picked up under load without a failed request; a version that fails to load is skipped."""
+"""New versions are picked up under load without a failed request; a version that fails to load is skipped,
+then retried: a version copied non-atomically is served once complete."""
 
+import pathlib
+import shutil
 import threading
 import time
 
@@ -63,3 +66,25 @@ def test_version_that_fails_to_load_is_reported_and_the_previous_one_kept(tmp_pa
         assert (v2["version"], v2["state"], v2["error_code"]) == (2, "END", "UNKNOWN")
         assert "Op type not registered 'CaseFoldUTF8'" in v2["error_message"]
         assert "python -m keras_bert_lite.export.audit" in v2["error_message"]
+
+
+def test_version_copied_non_atomically_is_served_once_complete(tmp_path, start_server):
+    # `cp -r` / rsync land saved_model.pb before variables/: the first load fails, the complete copy is served.
+    base, source = tmp_path / "models", tmp_path / "source"
+    export_version(ToyModel("v1"), base, 1)
+    complete = pathlib.Path(export_version(ToyModel("v2"), source, 2))
+    server = start_server(base, "--poll_seconds", "0.2")
+    partial = base / "2"
+    partial.mkdir()
+    for entry in complete.iterdir():
+        if entry.name != "variables":
+            shutil.copytree(entry, partial / entry.name) if entry.is_dir() else shutil.copy(entry, partial)
+    server.wait_for_log("Loading servable: {name: toy version: 2} failed")
+    assert "retrying in 0.2 s, or as soon as its files change" in server.log()
+    copied = time.monotonic()
+    shutil.copytree(complete / "variables", partial / "variables")
+    server.wait_for_log("Successfully loaded servable version {name: toy version: 2}")
+    print(f"served {time.monotonic() - copied:.2f} s after the copy completed (polling every 0.2 s)")
+    with ServingClient("toy", server.address) as client:
+        assert client.predict(["abc"])["tag"].tolist() == [b"v2"]
+        assert client.status()[0] == {"version": 2, "state": "AVAILABLE", "error_code": "OK", "error_message": ""}

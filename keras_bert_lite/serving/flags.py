@@ -1,0 +1,111 @@
+"""The command-line flags of `kbl-serve` (`python -m keras_bert_lite.serving`), with their defaults.
+
+Every limit the server enforces is a flag here, and every default is safe to run with unread: loopback only,
+requests bounded in examples, elements and bytes, a bounded number of requests admitted at once, loads that
+time out.
+"""
+
+import argparse
+import os
+
+from keras_bert_lite.serving import limits
+from keras_bert_lite.serving.manager import DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_MAX_LOAD_RETRIES
+
+DEFAULT_BATCH_TIMEOUT_MS = 0.0
+DEFAULT_MAX_CONCURRENT_REQUESTS = 32
+_DEFAULT_LIMITS = limits.RequestLimits()
+
+
+def parse_args(argv):
+    """Parses and checks `argv`; exits with a usage error naming the flag when one is wrong."""
+    parser = argparse.ArgumentParser(prog="kbl-serve", description="A local TF Serving-compatible gRPC model server.")
+    parser.add_argument("--model_name", required=True, help="name clients use in model_spec.name")
+    parser.add_argument("--model_base_path", required=True, help="directory with one subdirectory per version")
+    parser.add_argument("--port", type=int, default=8500, help="gRPC port; 0 picks a free one (default 8500)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="interface to bind (default 127.0.0.1: this machine only); another address without "
+                             "--ssl_cert/--ssl_key logs a warning")
+    parser.add_argument("--ssl_cert", help="PEM certificate chain: serve over TLS (needs --ssl_key; default: no TLS)")
+    parser.add_argument("--ssl_key", help="PEM private key of --ssl_cert")
+    parser.add_argument("--max_message_mb", type=_positive(int), default=64,
+                        help="largest request/response message in MiB (default 64)")
+    add_limit_flags(parser)
+    parser.add_argument("--poll_seconds", type=float, default=1.0,
+                        help="seconds between scans for new versions; 0 scans once at start (default 1)")
+    parser.add_argument("--load_timeout_seconds", type=_positive(float), default=DEFAULT_LOAD_TIMEOUT_SECONDS,
+                        help="a version still loading after this long is abandoned and counts as failed "
+                             f"(default {DEFAULT_LOAD_TIMEOUT_SECONDS:g})")
+    parser.add_argument("--max_load_retries", type=_non_negative(int), default=DEFAULT_MAX_LOAD_RETRIES,
+                        help="retries, with backoff doubling from --poll_seconds, of a version that failed to load "
+                             "and whose files do not change; a version whose files change is retried at the next "
+                             f"poll regardless (default {DEFAULT_MAX_LOAD_RETRIES}, as TF Serving)")
+    parser.add_argument("--max_batch_size", type=int, default=0,
+                        help="merge concurrent Predict requests into batches of up to this many examples; "
+                             "0 or 1 disables batching (default 0)")
+    parser.add_argument("--batch_timeout_ms", type=float, default=None,
+                        help="how long a batch waits for more requests once the model is idle (default "
+                             f"{DEFAULT_BATCH_TIMEOUT_MS:g}: batches form only from requests that arrive while the "
+                             "previous batch runs); needs --max_batch_size > 1")
+    parser.add_argument("--no_tf_text", action="store_true",
+                        help="do not import tensorflow_text (its ops stay unregistered, as in a portable runtime)")
+    args = parser.parse_args(argv)
+    if args.batch_timeout_ms is not None and args.max_batch_size <= 1:
+        parser.error("--batch_timeout_ms needs --max_batch_size > 1")
+    if not os.path.isdir(args.model_base_path):
+        parser.error(f"--model_base_path {args.model_base_path} is not a directory; export a model into "
+                     f"{args.model_base_path}/1/ first")
+    if (args.ssl_cert is None) != (args.ssl_key is None):
+        parser.error("--ssl_cert and --ssl_key go together: pass both to serve over TLS, or neither")
+    for flag, path in (("--ssl_cert", args.ssl_cert), ("--ssl_key", args.ssl_key)):
+        if path is not None and not os.path.isfile(path):
+            parser.error(f"{flag} {path} is not a file")
+    if args.max_concurrent_requests is None:
+        args.max_concurrent_requests = max(DEFAULT_MAX_CONCURRENT_REQUESTS, 2 * args.max_batch_size)
+    return args
+
+
+def add_limit_flags(parser):
+    """The per-request limits and the admission limit."""
+    parser.add_argument(limits.EXAMPLES_FLAG, dest="max_request_examples", type=_positive(int),
+                        default=_DEFAULT_LIMITS.max_examples,
+                        help="most examples (dim 0 of an input, or Classify examples) in one request "
+                             f"(default {_DEFAULT_LIMITS.max_examples})")
+    parser.add_argument(limits.ELEMENTS_FLAG, dest="max_request_elements", type=_positive(int),
+                        default=_DEFAULT_LIMITS.max_elements,
+                        help="most elements over all the inputs of one request, as declared by their shapes "
+                             f"(default {_DEFAULT_LIMITS.max_elements})")
+    parser.add_argument(limits.STRING_BYTES_FLAG, dest="max_string_bytes", type=_positive(int),
+                        default=_DEFAULT_LIMITS.max_string_bytes,
+                        help=f"largest string in a request, in bytes (default {_DEFAULT_LIMITS.max_string_bytes})")
+    parser.add_argument(limits.REQUEST_BYTES_FLAG, dest="max_request_bytes", type=_positive(int),
+                        default=_DEFAULT_LIMITS.max_request_bytes,
+                        help="largest total size of a request's inputs once converted, padding of short tensors "
+                             f"included, in bytes (default {_DEFAULT_LIMITS.max_request_bytes})")
+    parser.add_argument("--max_concurrent_requests", type=_positive(int), default=None,
+                        help="most Predict/Classify requests admitted at once (running or waiting for a batch); "
+                             "more are refused at once with UNAVAILABLE (default "
+                             f"{DEFAULT_MAX_CONCURRENT_REQUESTS}, or 2 x --max_batch_size when that is larger)")
+
+
+def request_limits(args):
+    """The `RequestLimits` the parsed flags set."""
+    return limits.RequestLimits(max_examples=args.max_request_examples, max_elements=args.max_request_elements,
+                                max_string_bytes=args.max_string_bytes, max_request_bytes=args.max_request_bytes)
+
+
+def _positive(kind):
+    return _checked(kind, lambda number: number > 0, "> 0")
+
+
+def _non_negative(kind):
+    return _checked(kind, lambda number: number >= 0, ">= 0")
+
+
+def _checked(kind, test, text):
+    def parse(value):
+        number = kind(value)
+        if not test(number):
+            raise argparse.ArgumentTypeError(f"must be {text}, got {value}")
+        return number
+
+    return parse

@@ -1,0 +1,120 @@
+"""Per-request limits, checked on what a request declares before anything is materialised.
+
+A TensorProto declares its shape, and its values may be fewer than the shape holds: `tf.make_ndarray` pads by
+repeating the last value, so a 40-byte request declaring a string tensor of shape [100000] becomes 100,000
+examples once converted. The checks here therefore work on the declared shape (in Python integers, so a
+dimension of 2**62 cannot overflow) and on the bytes the conversion would produce, padding included, and run
+before any input is converted.
+
+A malformed declaration (a negative dimension, an unknown rank, more values than the shape has room for) is
+INVALID_ARGUMENT; a well-formed request over a limit is RESOURCE_EXHAUSTED, and its message names the limit
+and the `kbl-serve` flag that sets it.
+"""
+
+import dataclasses
+import math
+
+import tensorflow as tf
+
+from keras_bert_lite.serving.errors import invalid_argument, resource_exhausted
+
+EXAMPLES_FLAG = "--max_request_examples"
+ELEMENTS_FLAG = "--max_request_elements"
+STRING_BYTES_FLAG = "--max_string_bytes"
+REQUEST_BYTES_FLAG = "--max_request_bytes"
+MIB = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestLimits:
+    """What one Predict or Classify request may ask for; the defaults are `kbl-serve`'s.
+
+    Attributes:
+        max_examples: Largest dim 0 of any input (for Classify: number of examples).
+        max_elements: Largest number of elements over all the inputs of a request.
+        max_string_bytes: Largest string element (for Classify: serialized example).
+        max_request_bytes: Largest total size of a request's inputs once converted, padding included.
+    """
+
+    max_examples: int = 256
+    max_elements: int = 1024 * 1024
+    max_string_bytes: int = 4 * MIB
+    max_request_bytes: int = 16 * MIB
+
+    def check_tensors(self, protos):
+        """Checks the `TensorProto`s of a request ({input key: proto}) against the limits.
+
+        Raises:
+            ServingError: INVALID_ARGUMENT for a malformed declaration, RESOURCE_EXHAUSTED over a limit.
+        """
+        elements = total_bytes = 0
+        for key, proto in sorted(protos.items()):
+            shape = _declared_shape(key, proto)
+            for size in shape:
+                if size > self.max_elements:
+                    raise _over(f"input '{key}' declares a dimension of {size} (shape {shape})",
+                                self.max_elements, "elements per request", ELEMENTS_FLAG)
+            if shape and shape[0] > self.max_examples:
+                raise _over(f"input '{key}' declares {shape[0]} examples (shape {shape})", self.max_examples,
+                            "examples per request", EXAMPLES_FLAG)
+            count = math.prod(shape)
+            elements += count
+            if elements > self.max_elements:
+                raise _over(f"the request declares {elements} elements over its inputs", self.max_elements,
+                            "elements per request", ELEMENTS_FLAG)
+            total_bytes += self._converted_bytes(key, proto, shape, count)
+            if total_bytes > self.max_request_bytes:
+                raise _over(f"the request's inputs come to {total_bytes} bytes once converted",
+                            self.max_request_bytes, "bytes per request", REQUEST_BYTES_FLAG)
+
+    def check_example_count(self, count):
+        """Checks the number of Classify examples, before they are serialized."""
+        if count > self.max_examples:
+            raise _over(f"the request holds {count} examples", self.max_examples, "examples per request",
+                        EXAMPLES_FLAG)
+
+    def check_examples(self, lengths):
+        """Checks the sizes of the serialized Classify examples (a list of ints) against the byte limits."""
+        self._check_strings("the request", lengths, len(lengths))
+
+    def _converted_bytes(self, key, proto, shape, count):
+        try:
+            dtype = tf.as_dtype(proto.dtype)
+        except TypeError:
+            raise invalid_argument(f"input '{key}' has an unknown dtype ({proto.dtype})") from None
+        if dtype == tf.string:
+            if len(proto.string_val) > count:
+                raise invalid_argument(f"input '{key}' holds {len(proto.string_val)} strings but its shape "
+                                       f"{shape} has room for {count}")
+            return self._check_strings(f"input '{key}'", [len(value) for value in proto.string_val], count)
+        if proto.tensor_content and len(proto.tensor_content) != count * dtype.size:
+            raise invalid_argument(f"input '{key}' has {len(proto.tensor_content)} bytes of tensor_content, "
+                                   f"but shape {shape} of {dtype.name} needs {count * dtype.size}")
+        return count * dtype.size
+
+    def _check_strings(self, what, lengths, count):
+        """The bytes of `count` strings of which `lengths` are given (the last one repeats to fill the rest)."""
+        longest = max(lengths, default=0)
+        if longest > self.max_string_bytes:
+            raise _over(f"{what} holds a string of {longest} bytes", self.max_string_bytes, "bytes per string",
+                        STRING_BYTES_FLAG)
+        total = sum(lengths) + (count - len(lengths)) * (lengths[-1] if lengths else 0)
+        if total > self.max_request_bytes:
+            raise _over(f"{what} comes to {total} bytes of strings once converted", self.max_request_bytes,
+                        "bytes per request", REQUEST_BYTES_FLAG)
+        return total
+
+
+def _declared_shape(key, proto):
+    if proto.tensor_shape.unknown_rank:
+        raise invalid_argument(f"input '{key}' has an unknown rank: a request tensor needs a known shape")
+    shape = [dim.size for dim in proto.tensor_shape.dim]
+    if any(size < 0 for size in shape):
+        raise invalid_argument(f"input '{key}' declares a negative dimension (shape {shape}): every dimension "
+                               f"of a request tensor must be >= 0")
+    return shape
+
+
+def _over(what, limit, unit, flag):
+    return resource_exhausted(f"{what}; this server takes at most {limit} {unit} ({flag}): split the request, "
+                              f"or raise {flag}")
