@@ -32,7 +32,7 @@ import tensorflow as tf  # noqa: E402
 
 from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
 from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
-from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
+from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
 from keras_bert_lite.serving import ServingClient  # noqa: E402
 from keras_bert_lite.text import Vocab  # noqa: E402
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402

@@ -1,6 +1,6 @@
-"""Export a trained model as a versioned, audited, text-in SavedModel. See keras_bert_lite/export/exporter.py."""
+"""Export a trained model as a text-in SavedModel: the same as `kbl-export` (keras_bert_lite/runners/export.py)."""
 
-from keras_bert_lite.export.exporter import main
+from keras_bert_lite.runners import cli
 
 if __name__ == "__main__":
-    main()
+    cli.export()

@@ -4,19 +4,37 @@
     encoder = kbl.load_encoder("path/to/hf_or_tf1_checkpoint_dir")
     model = kbl.build_classifier(encoder, num_classes=2)
 
-Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining pipeline), `training` (optimizers,
-strategies, loops, job runners), `export` (SavedModels for TF Serving), `serving` (gRPC server and client).
+Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining and task data), `models`, `training`
+(optimizers, schedules, the training loop, strategies, callbacks, metrics), `export` (SavedModels for TF
+Serving), `serving` (gRPC server and client), `runners` (the `kbl-*` commands); `artifacts` (run directories).
+
+The names below load on first use, so that importing the package (as every `kbl-*` command does first) imports
+TensorFlow only when it is needed.
 """
+
+import importlib
 
 from keras_bert_lite import _cpu_kernels  # noqa: F401  (must run before TensorFlow is imported: see there)
 from keras_bert_lite._version import __version__
 
-from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
-from keras_bert_lite.config import BertConfig
-from keras_bert_lite.models import (BertPretrainer, build_classifier, build_encoder, build_multiple_choice,
-                                    build_pretrainer, build_span_labeler, build_token_classifier, encoder_config,
-                                    inference_function)
+_EXPORTS = {
+    "BertConfig": "keras_bert_lite.config",
+    "load_encoder": "keras_bert_lite.checkpoints", "load_pretrainer": "keras_bert_lite.checkpoints",
+    **{name: "keras_bert_lite.models" for name in (
+        "BertPretrainer", "build_classifier", "build_encoder", "build_multiple_choice", "build_pretrainer",
+        "build_span_labeler", "build_token_classifier", "encoder_config", "inference_function")},
+}
 
-__all__ = ["__version__", "BertConfig", "BertPretrainer", "build_encoder", "build_pretrainer", "build_classifier",
-           "build_token_classifier", "build_span_labeler", "build_multiple_choice", "encoder_config",
-           "load_encoder", "load_pretrainer", "inference_function"]
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))

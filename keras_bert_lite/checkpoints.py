@@ -17,6 +17,7 @@ import re
 import keras
 import numpy as np
 
+from keras_bert_lite.artifacts import ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE, model_file
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrainer
 
@@ -130,11 +131,14 @@ def _tf1_view_of_hf(hf: dict[str, np.ndarray], tf1_names: list[str]) -> tuple[di
 
 
 # --------------------------------------------------------------------------- locating files
-def _locate(path: str) -> tuple[str, str, str | None]:
-    """Returns (format, weights path(s) / prefix, config json path or None) for a user-given path."""
+def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE)
+            ) -> tuple[str, str, str | None]:
+    """Returns (format, weights path(s) / prefix, config json path or None) for a user-given path; in one of our
+    run directories, the first `.keras` file of `prefer`."""
     path = os.fspath(path)
-    if path.endswith(".keras"):
-        return "keras", path, None
+    ours = model_file(path, prefer)
+    if ours:
+        return "keras", ours, None
     if os.path.isdir(path):
         shards = sorted(glob.glob(os.path.join(path, "*.safetensors")))
         if shards:
@@ -226,15 +230,17 @@ def load_encoder(path: str, config: BertConfig | None = None) -> keras.Model:
     Args:
         path: a Hugging Face directory (`config.json` + `*.safetensors`, BertModel or BertForPreTraining names),
             an original google-research/bert directory (`bert_config.json` + `bert_model.ckpt.*`) or checkpoint
-            prefix, or a `.keras` file of any keras_bert_lite model (its encoder is returned).
+            prefix, a `.keras` file of any keras_bert_lite model (its encoder is returned), or a keras_bert_lite
+            run directory (pretraining or fine-tuning: `artifacts`).
         config: overrides the config file found beside the weights.
 
     Returns:
         The encoder (see `build_encoder`). Pretraining-head variables in the checkpoint are skipped; anything
         else that does not match raises CheckpointMismatchError.
     """
-    if _locate(path)[0] == "keras":
-        model = keras.saving.load_model(path)
+    fmt, location, _ = _locate(path)
+    if fmt == "keras":
+        model = keras.saving.load_model(location)
         return model if _is_encoder(model) else model.get_layer("encoder")
     config, tensors = read_checkpoint(path, config)
     heads = sorted(n for n in tensors if n.startswith(_HEAD_PREFIXES))
@@ -250,13 +256,14 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
     """Builds a BertPretrainer with pretrained encoder and MLM/NSP head weights.
 
     Args:
-        path: as for `load_encoder`.
+        path: as for `load_encoder`; a pretraining run directory gives its `pretrainer.keras` (heads included).
         config: overrides the config file found beside the weights.
         new_heads: if the checkpoint has no pretraining heads (e.g. a HF BertModel), start them freshly
             initialised instead of raising.
     """
-    if _locate(path)[0] == "keras":
-        model = keras.saving.load_model(path)
+    fmt, location, _ = _locate(path, prefer=(PRETRAINER_FILE, ENCODER_FILE, TASK_MODEL_FILE))
+    if fmt == "keras":
+        model = keras.saving.load_model(location)
         if isinstance(model, BertPretrainer):
             return model
         if not new_heads:

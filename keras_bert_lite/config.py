@@ -15,6 +15,8 @@ import json
 import os
 from typing import Any
 
+from keras_bert_lite.utils.files import atomic_write_text
+
 ACTIVATIONS = ("gelu", "gelu_approx", "relu")
 
 # name -> (num_layers, hidden_size, num_heads); intermediate_size is 4 * hidden_size, vocab 30522.
@@ -131,7 +133,6 @@ class BertConfig:
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Writes our JSON dialect atomically."""
-        from keras_bert_lite.utils.files import atomic_write_text
         atomic_write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
 
     @classmethod

@@ -95,7 +95,7 @@ class Demo:
     def vocab(self) -> None:
         from keras_bert_lite.data.corpora import pydoc_documents, write_corpus
         from keras_bert_lite.text import Vocab
-        from keras_bert_lite.text.create_vocab import main as create_vocab
+        from keras_bert_lite.runners.vocab import main as create_vocab
 
         self.stage(1, "WordPiece vocab from the Python docs (pydoc_data)")
         documents = pydoc_documents()
@@ -104,7 +104,7 @@ class Demo:
               f"{self.path('corpus', 'pydoc.txt')}")
         self.tool("kbl-vocab", create_vocab, ["--input", self.path("corpus", "pydoc.txt"), "--output",
                                               self.path("vocab.txt"), "--vocab_size", str(self.s.vocab_size),
-                                              "--lower_case"])
+                                              "--lower_case", "true"])
         vocab = Vocab.from_file(self.path("vocab.txt"))
         pieces = [t for t in vocab.tokens if t.startswith("##")]
         print(f"{len(vocab)} tokens, e.g. {vocab.tokens[1000:1008]} ... {pieces[100:104]}")
@@ -112,7 +112,7 @@ class Demo:
 
     # ---- 2. pretrain
     def pretrain(self) -> None:
-        from keras_bert_lite.training.pretrain import parse_args, run
+        from keras_bert_lite.runners.pretrain import parse_args, run
 
         s = self.s
         self.stage(2, f"Pretraining a tiny BERT (L2 H128) on the Python docs: {s.pretrain_steps} steps of "
@@ -134,7 +134,7 @@ class Demo:
     # ---- 3. finetune
     def finetune(self) -> None:
         from keras_bert_lite.data.corpora import write_review_split
-        from keras_bert_lite.training.run_glue import parse_args, run
+        from keras_bert_lite.runners.glue import parse_args, run
 
         s = self.s
         self.stage(3, "Fine-tuning on movie-review sentiment (Rotten Tomatoes snippets, fresh vs rotten) with "
@@ -162,7 +162,7 @@ class Demo:
 
     # ---- 4. export
     def export(self) -> None:
-        from keras_bert_lite.export.exporter import main as export_main
+        from keras_bert_lite.runners.export import main as export_main
 
         self.stage(4, "Exporting the MiniLM sentiment classifier as a text-in SavedModel (audited for stock TF "
                       "Serving, written atomically as version 1)")

@@ -1,6 +1,6 @@
-"""Train a WordPiece vocab.txt from text files. See keras_bert_lite/text/create_vocab.py or --help."""
+"""Train a WordPiece vocab.txt: the same as `kbl-vocab` (keras_bert_lite/runners/vocab.py); see --help."""
 
-from keras_bert_lite.text.create_vocab import main
+from keras_bert_lite.runners import cli
 
 if __name__ == "__main__":
-    main()
+    cli.vocab()

@@ -1,6 +1,7 @@
-"""Fine-tune on GLUE or your own classification/regression data. See keras_bert_lite/training/run_glue.py or --help."""
+"""Fine-tune on GLUE or your own classification/regression data: the same as `kbl-glue`
+(keras_bert_lite/runners/glue.py); see --help."""
 
-from keras_bert_lite.training.run_glue import main
+from keras_bert_lite.runners import cli
 
 if __name__ == "__main__":
-    main()
+    cli.glue()

@@ -1,6 +1,6 @@
-"""Fine-tune for named-entity recognition (CoNLL-2003). See keras_bert_lite/training/run_ner.py or --help."""
+"""Fine-tune for named-entity recognition: the same as `kbl-ner` (keras_bert_lite/runners/ner.py); see --help."""
 
-from keras_bert_lite.training.run_ner import main
+from keras_bert_lite.runners import cli
 
 if __name__ == "__main__":
-    main()
+    cli.ner()

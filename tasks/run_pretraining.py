@@ -1,6 +1,6 @@
-"""BERT pretraining (MLM + NSP) with on-the-fly masking. See keras_bert_lite/training/pretrain.py or --help."""
+"""Pretrain BERT (MLM + NSP) on raw text: the same as `kbl-pretrain` (keras_bert_lite/runners/pretrain.py); see --help."""
 
-from keras_bert_lite.training.pretrain import main
+from keras_bert_lite.runners import cli
 
 if __name__ == "__main__":
-    main()
+    cli.pretrain()

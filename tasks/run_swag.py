@@ -1,6 +1,6 @@
-"""Fine-tune on SWAG (multiple choice). See keras_bert_lite/training/run_swag.py or --help."""
+"""Fine-tune for multiple choice (SWAG): the same as `kbl-swag` (keras_bert_lite/runners/swag.py); see --help."""
 
-from keras_bert_lite.training.run_swag import main
+from keras_bert_lite.runners import cli
 
 if __name__ == "__main__":
-    main()
+    cli.swag()

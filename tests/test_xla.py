@@ -1,14 +1,12 @@
 """keras_bert_lite.xla: XLA by default on accelerators only, and the entry points that follow it."""
 
-import argparse
-
 import keras
 import pytest
 
 import keras_bert_lite as kbl
 from keras_bert_lite import xla
 from keras_bert_lite.models import inference
-from keras_bert_lite.training import finetune, pretrain
+from keras_bert_lite.runners import glue, pretrain
 
 
 @pytest.fixture
@@ -48,6 +46,4 @@ def test_trainer_follows_the_default(tiny_config, tmp_path, with_gpu):
 @pytest.mark.parametrize("flags, expected", [([], None), (["--xla"], True), (["--no-xla"], False)])
 def test_xla_flags_default_to_none_and_take_both_forms(flags, expected):
     assert pretrain.parse_args(["--model_dir", "m", *flags]).xla is expected
-    parser = argparse.ArgumentParser()
-    finetune.add_common_args(parser, finetune.FinetuneJob())
-    assert parser.parse_args(["--model_dir", "m", *flags]).xla is expected
+    assert glue.parse_args(["--model_dir", "m", *flags]).xla is expected

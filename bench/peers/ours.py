@@ -27,9 +27,9 @@ import tensorflow as tf  # noqa: E402
 
 from keras_bert_lite.data.sentences import SentenceData  # noqa: E402
 from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
-from keras_bert_lite.export.task_spec import TaskSpec  # noqa: E402
+from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
-from keras_bert_lite.training.sentence_task import SentenceTask  # noqa: E402
+from keras_bert_lite.runners.tasks.sentence import SentenceTask  # noqa: E402
 from keras_bert_lite.training.optimization import create_optimizer  # noqa: E402
 from keras_bert_lite.xla import use_xla  # noqa: E402
 

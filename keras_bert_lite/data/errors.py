@@ -1,5 +1,5 @@
 """`DataError`, the one exception for bad input data (a command reports it as one line:
-`training.command_errors`)."""
+`runners.errors`)."""
 
 from __future__ import annotations
 

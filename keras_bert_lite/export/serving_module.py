@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from keras_bert_lite.export.task_spec import TaskSpec
+from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.packing import truncated_lengths

@@ -61,3 +61,23 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
 def _default_parts() -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return 2 if cores >= 2 and cpu_only() else 1
+
+
+def dataset_predictor(model, jit_compile: bool | None = None):
+    """`predict(dataset) -> list of per-batch outputs` (numpy, nested like the model's outputs), for a dataset
+    of `(inputs, ...)` batches.
+
+    Batches keep their own padded length (unlike `model.predict`, which concatenates them), so token-level
+    outputs of dynamically padded batches stay usable. One `inference_function` trace serves every batch size
+    and padded length.
+    """
+    steps = {}
+
+    def predict(dataset):
+        spec = dataset.element_spec[0]
+        key = str(spec)
+        if key not in steps:
+            relaxed = tf.nest.map_structure(lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype), spec)
+            steps[key] = inference_function(model, jit_compile=jit_compile, input_signature=[relaxed])
+        return [tf.nest.map_structure(lambda t: t.numpy(), steps[key](x)) for x, *_ in dataset]
+    return predict

@@ -40,13 +40,14 @@ class BertTokenizer(tf.Module):
     and the Unicode tables are graph constants: nothing to copy beside the SavedModel).
 
         vocab = Vocab.from_file("vocab.txt")
-        tokenizer = BertTokenizer(vocab, lower_case=True)
+        tokenizer = BertTokenizer(vocab)                     # the casing recorded beside vocab.txt
         tokenizer.tokenize(tf.constant(["Hello, world!"]))   # <tf.RaggedTensor [[7592, 1010, 2088, 999]]>
 
     Args:
         vocab: a `Vocab`, or a path to `vocab.txt` / `tokenizer.json`.
-        lower_case: True for uncased vocabularies (lower-case, strip accents), False for cased ones. Required:
-            a wrong value silently changes the ids.
+        lower_case: True for uncased vocabularies (lower-case, strip accents), False for cased ones. Default:
+            the vocabulary's own (`Vocab.resolve_lower_case`); a value that contradicts the casing recorded
+            beside the vocabulary raises ValueError.
         variant: "default" uses tf_text's FastWordpieceTokenize op for WordPiece (faster; stock TF Serving links
             it; loading the SavedModel needs `import tensorflow_text`); "portable" uses only core TensorFlow ops.
             Both give identical ids and offsets.
@@ -54,14 +55,16 @@ class BertTokenizer(tf.Module):
             Face's copy, 200 in google-research/bert).
     """
 
-    def __init__(self, vocab: Vocab | str, *, lower_case: bool, variant: str = "default",
+    def __init__(self, vocab: Vocab | str, *, lower_case: bool | None = None, variant: str = "default",
                  max_chars_per_word: int = 100, name: str | None = None):
         super().__init__(name=name)
         if variant not in VARIANTS:
             raise ValueError(f"BertTokenizer: variant={variant!r}; use one of {VARIANTS}.")
-        if not isinstance(lower_case, bool):
-            raise TypeError(f"BertTokenizer: lower_case={lower_case!r}; pass True (uncased vocab) or False (cased).")
+        if lower_case is not None and not isinstance(lower_case, bool):
+            raise TypeError(f"BertTokenizer: lower_case={lower_case!r}; pass True (uncased vocab), False (cased) or "
+                            "None (the vocabulary's).")
         self.vocab = vocab if isinstance(vocab, Vocab) else Vocab.from_file(vocab)
+        lower_case = self.vocab.resolve_lower_case(lower_case)
         self.lower_case = lower_case
         self.variant = variant
         self.max_chars_per_word = max_chars_per_word

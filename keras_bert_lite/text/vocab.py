@@ -1,4 +1,5 @@
-"""WordPiece vocabulary: tokens, ids, special tokens; loaded from `vocab.txt` or a Hugging Face `tokenizer.json`."""
+"""WordPiece vocabulary: tokens, ids, special tokens and casing; loaded from `vocab.txt` or a Hugging Face
+`tokenizer.json`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 
 import numpy as np
 
+from keras_bert_lite.text.casing import inferred_casing, recorded_casing, resolve_lower_case, write_casing
 from keras_bert_lite.utils.files import atomic_write_text
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -19,6 +21,8 @@ class Vocab:
     Args:
         tokens: the tokens in id order. Must be unique and contain [PAD] [UNK] [CLS] [SEP] [MASK].
         source: where the tokens came from, for error messages.
+        lower_case: the casing the vocabulary was built for, when known (`from_file` reads it from beside the
+            file: `text.casing`); None: inferred from the tokens.
 
     Attributes:
         tokens: tuple of str.
@@ -27,10 +31,14 @@ class Vocab:
         is_continuation: bool numpy `[size]`: True for word-continuation pieces (`##` prefix), for whole-word
             masking.
         max_piece_chars: length in characters of the longest piece, `##` not counted.
+        lower_case: True (uncased), False (cased) or None (unknown): recorded, or else inferred from the tokens.
+        casing_source: where `lower_case` comes from (a file, or "its tokens"), for messages.
     """
 
-    def __init__(self, tokens, source: str = "<tokens>"):
+    def __init__(self, tokens, source: str = "<tokens>", lower_case: bool | None = None,
+                 casing_source: str = ""):
         self.tokens = tuple(tokens)
+        self.source = source
         self.token_to_id = {}
         for i, token in enumerate(self.tokens):
             if not isinstance(token, str) or not token:
@@ -48,6 +56,27 @@ class Vocab:
         self.is_continuation = np.array([t.startswith(CONTINUATION_PREFIX) for t in self.tokens], bool)
         self.max_piece_chars = max(len(t[len(CONTINUATION_PREFIX):]) if c else len(t)
                                    for t, c in zip(self.tokens, self.is_continuation))
+        self._recorded = lower_case
+        self._inferred = inferred_casing(self.tokens)
+        self.lower_case = lower_case if lower_case is not None else self._inferred
+        self.casing_source = (casing_source or source) if lower_case is not None else "its tokens"
+
+    def resolve_lower_case(self, requested: bool | None = None, flag: str = "lower_case") -> bool:
+        """The casing to tokenise with: this vocabulary's, or `requested` where nothing recorded contradicts it.
+
+        Args:
+            requested: the user's explicit choice, or None.
+            flag: how the user spells it, for messages ("--lower_case" on a command line).
+
+        Raises:
+            ValueError: `requested` contradicts the recorded casing (the message names both), or the casing is
+                unknown and nothing was requested.
+        """
+        return resolve_lower_case(self._recorded, self.casing_source, self._inferred, requested, flag)
+
+    def with_lower_case(self, lower_case: bool, casing_source: str = "the run's settings") -> Vocab:
+        """This vocabulary with its casing recorded as `lower_case` (what `save` writes beside it)."""
+        return Vocab(self.tokens, self.source, lower_case=lower_case, casing_source=casing_source)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -57,13 +86,16 @@ class Vocab:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> Vocab:
-        """Loads `vocab.txt` (one token per line, as google-research/bert writes it) or HF `tokenizer.json`.
+        """Loads `vocab.txt` (one token per line, as google-research/bert writes it) or HF `tokenizer.json`,
+        with the casing recorded beside it (`text.casing`).
 
         For `vocab.txt`, like the reference's `load_vocab`, surrounding whitespace of each line is stripped.
         """
         path = os.fspath(path)
+        lower_case, casing_source = recorded_casing(path)
         if path.endswith(".json"):
-            return cls._from_tokenizer_json(path)
+            return cls(cls._tokenizer_json_tokens(path), source=path, lower_case=lower_case,
+                       casing_source=casing_source)
         with open(path, encoding="utf-8") as f:
             lines = f.read().split("\n")
         if lines and lines[-1] == "":
@@ -71,10 +103,10 @@ class Vocab:
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 raise ValueError(f"{path}:{number}: empty token line; a vocab.txt has one token per line.")
-        return cls([line.strip() for line in lines], source=path)
+        return cls([line.strip() for line in lines], source=path, lower_case=lower_case, casing_source=casing_source)
 
-    @classmethod
-    def _from_tokenizer_json(cls, path: str) -> Vocab:
+    @staticmethod
+    def _tokenizer_json_tokens(path: str) -> list[str]:
         with open(path, encoding="utf-8") as f:
             model = json.load(f).get("model", {})
         if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
@@ -87,8 +119,11 @@ class Vocab:
         if sorted(by_id) != list(range(len(model["vocab"]))):
             raise ValueError(f"{path}: field 'model.vocab' ids are not 0..{len(model['vocab']) - 1} without gaps "
                              "or repeats.")
-        return cls([by_id[i] for i in range(len(by_id))], source=path)
+        return [by_id[i] for i in range(len(by_id))]
 
     def save(self, path: str | os.PathLike) -> None:
-        """Writes `vocab.txt`, one token per line (atomically)."""
+        """Writes `vocab.txt`, one token per line, and its casing (when known) to `tokenizer_config.json` beside
+        it, as Hugging Face does; each atomically."""
         atomic_write_text(path, "".join(t + "\n" for t in self.tokens))
+        if self.lower_case is not None:
+            write_casing(os.fspath(path), self.lower_case)

@@ -51,7 +51,7 @@ def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool,
         reserved_tokens: placed first, in order; must include [PAD] [UNK] [CLS] [SEP] [MASK].
 
     Returns:
-        The `Vocab`; reserved tokens get ids 0, 1, ... in the order given.
+        The `Vocab`, with `lower_case` as its casing; reserved tokens get ids 0, 1, ... in the order given.
     """
     from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
@@ -59,4 +59,4 @@ def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool,
     tokens = learner.learn(sorted(counts.items()), vocab_size=vocab_size, reserved_tokens=list(reserved_tokens),
                            lower_thresh=min_count, max_unique_chars=max_unique_chars, include_joiner_token=True,
                            joiner=CONTINUATION_PREFIX)
-    return Vocab(tokens, source="trained vocabulary")
+    return Vocab(tokens, source="trained vocabulary", lower_case=lower_case, casing_source="kbl-vocab --lower_case")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import time
 
@@ -136,7 +137,7 @@ class Trainer:
             global_batch_size: examples per step over all replicas.
             total_steps: the step to stop at.
             log_every: steps between metric logs (default: steps_per_loop).
-            verbose: show a progress bar.
+            verbose: show a progress bar when the output is a terminal (else, and without it, log lines).
 
         Returns:
             A list of `{"step": ..., metric: value}` dicts, one per log.
@@ -163,8 +164,12 @@ class Trainer:
                                              checkpoint_name="ckpt")
         writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "train")) if self.chief else \
             tf.summary.create_noop_writer()
-        progbar = keras.utils.Progbar(total_steps, verbose=1 if (verbose and self.chief) else 0,
-                                      stateful_metrics=None)
+        # A bar redrawn into a log file is unreadable: off a terminal, one log line per interval instead. The bar
+        # shows each interval's own values (stateful), as the log lines and TensorBoard do.
+        bar = verbose and self.chief and sys.stdout.isatty()
+        progbar = keras.utils.Progbar(total_steps, verbose=1 if bar else 0,
+                                      stateful_metrics=[m.name for m in self.model.metrics] + [
+                                          "learning_rate", "gradient_norm"])
         train_loop = self._train_loop_fn(local_replicas, worker * local_replicas)
         history = []
         step = int(self.step.numpy())
@@ -198,7 +203,7 @@ class Trainer:
                 for m in self.model.metrics:
                     m.reset_state()
                 progbar.update(step, [(k, v) for k, v in logs.items() if k != "steps_per_second"])
-                if not verbose and self.chief:
+                if not bar and self.chief:
                     logger.info("step %d: %s", step, ", ".join(f"{k} {v:.4g}" for k, v in logs.items()))
             if step % self.checkpoint_every == 0 or step == total_steps:
                 manager.save(checkpoint_number=step)

@@ -50,7 +50,7 @@ def test_blank_files_beside_text_are_fine_but_a_pipeline_needs_one_with_text(tmp
 def test_kbl_pretrain_on_a_blank_corpus_stops_with_the_file_named(tmp_path, uncased_vocab_path):
     corpus = tmp_path / "blank.txt"
     corpus.write_text("\n  \n\n")
-    command = [sys.executable, "-m", "keras_bert_lite.training.pretrain", "--input_files", str(corpus),
+    command = [sys.executable, "-m", "keras_bert_lite.runners.pretrain", "--input_files", str(corpus),
                "--preset", "tiny", "--vocab", uncased_vocab_path, "--model_dir", str(tmp_path / "run"),
                "--steps", "2", "--batch_size", "2", "--seq_length", "16", "--quiet"]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)   # it hung before the check

@@ -13,7 +13,7 @@ import tensorflow as tf
 import keras_bert_lite as kbl
 from keras_bert_lite.export.audit import audit_saved_model
 from keras_bert_lite.export.exporter import ExportRefusedError, export_saved_model, versions
-from keras_bert_lite.export.task_spec import TaskSpec
+from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from tests.serving.server_process import ServerProcess
 

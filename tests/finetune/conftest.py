@@ -1,11 +1,13 @@
 """Fixtures for the fine-tuning runners: a tiny pretrained-looking init (our pretraining model_dir layout)."""
 
+import functools
 import os
 import shutil
 
 import pytest
 
 from keras_bert_lite import BertConfig, build_encoder
+from keras_bert_lite.text import BertTokenizer, Vocab
 from keras_bert_lite.utils.files import atomic_save_model
 
 
@@ -28,3 +30,10 @@ def common_flags(init, model_dir, *extra):
 def read_tsv(path):
     with open(path, encoding="utf-8") as f:
         return [line.rstrip("\n").split("\t") for line in f]
+
+
+@functools.lru_cache(maxsize=2)
+def text_pipeline(vocab_path):
+    """(Vocab, BertTokenizer with the vocabulary's casing), built once per vocabulary (tracing takes seconds)."""
+    vocab = Vocab.from_file(vocab_path)
+    return vocab, BertTokenizer(vocab)

@@ -2,19 +2,19 @@
 
 import pytest
 
-from keras_bert_lite.training.finetune import _encoder_path, find_vocab
-from keras_bert_lite.training.run_glue import parse_args, run
+from keras_bert_lite import artifacts
+from keras_bert_lite.runners.glue import parse_args, run
 
 
-def test_seed_flags():
+def test_seed_flags(capsys):
     base = ["--task", "rte", "--model_dir", "x", "--preset", "tiny"]
     assert parse_args(base).seeds == (0,)
     assert parse_args(base + ["--seed", "7"]).seeds == (7,)
     assert parse_args(base + ["--seeds", "1,2,3"]).seeds == (1, 2, 3)
-    with pytest.raises(SystemExit, match="distinct comma-separated integers"):
-        parse_args(base + ["--seeds", "1,1"])
-    with pytest.raises(SystemExit, match="comma-separated integers"):
-        parse_args(base + ["--seeds", "a,b"])
+    for seeds, message in (("1,1", "give distinct comma-separated integers"), ("a,b", "give comma-separated integers")):
+        with pytest.raises(SystemExit):
+            parse_args(base + ["--seeds", seeds])
+        assert f"argument --seeds/--seed: '{seeds}': {message}" in capsys.readouterr().err
     job = parse_args(base)
     assert (job.batch_size, job.epochs, job.learning_rate, job.warmup_proportion) == (32, 3, 2e-5, 0.1)
 
@@ -28,18 +28,18 @@ def test_job_validation_and_multi_worker(tiny_init, tmp_path):
 
 
 def test_init_model_dir_and_vocab(tiny_init, tmp_path):
-    assert _encoder_path(tiny_init).endswith("encoder.keras")
+    assert artifacts.model_file(tiny_init).endswith("encoder.keras")
     job = parse_args(["--task", "rte", "--model_dir", "x", "--init", tiny_init])
-    assert find_vocab(job).endswith("vocab.txt")
-    with pytest.raises(SystemExit, match="--vocab is required"):
-        find_vocab(parse_args(["--task", "rte", "--model_dir", "x", "--init", str(tmp_path)]))
+    assert artifacts.init_vocab(job.vocab, job.init).endswith("vocab.txt")
+    with pytest.raises(FileNotFoundError, match="--vocab is required"):
+        artifacts.init_vocab("", str(tmp_path))
 
 
 _MIRRORED = """
 import json, sys
 from keras_bert_lite.training.distribute import split_logical_cpus
 split_logical_cpus(2)
-from keras_bert_lite.training.run_glue import parse_args, run
+from keras_bert_lite.runners.glue import parse_args, run
 print("SUMMARY " + json.dumps(run(parse_args(json.loads(sys.argv[1])))["metrics"]))
 """
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from keras_bert_lite.data.records import DataError
-from keras_bert_lite.training.run_glue import GlueJob, parse_args, run
+from keras_bert_lite.runners.glue import GlueJob, parse_args, run
 from tests.finetune.conftest import common_flags, read_tsv
 
 WORDS = {"pos": ["good", "great", "fine"], "neg": ["bad", "awful", "poor"]}

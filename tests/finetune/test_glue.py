@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import tensorflow_datasets as tfds
 
-from keras_bert_lite.training.run_glue import parse_args, run
+from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.glue import parse_args, run
 from tests.finetune.conftest import common_flags, read_tsv
 
 EXPECTED = {  # task: (dev metrics, submission files, allowed predictions or None for floats)
@@ -99,5 +100,5 @@ def test_glue_errors(tiny_init, tmp_path):
         run(parse_args(["--task", "cola", "--train_file", "x.csv", *common_flags(tiny_init, tmp_path)]))
     with pytest.raises(ValueError, match="not a GLUE task"):
         run(parse_args(["--task", "colaa", *common_flags(tiny_init, tmp_path)]))
-    with pytest.raises(SystemExit, match="must be the model_dir of a `--task mnli` run"):
+    with pytest.raises(SettingsError, match="must be the model_dir of a `--task mnli` run"):
         run(parse_args(["--task", "ax", *common_flags(tiny_init, tmp_path)]))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from keras_bert_lite.training.run_glue import _label_flag
+from keras_bert_lite.runners.glue import _label_flag
 
 
 def test_labels_flag_follows_the_label_rule():

@@ -8,9 +8,8 @@ import tensorflow_datasets as tfds
 
 from keras_bert_lite.data import ner
 from keras_bert_lite.data.records import DataError
-from keras_bert_lite.training.finetune import text_pipeline
-from keras_bert_lite.training.run_ner import parse_args, run
-from tests.finetune.conftest import common_flags
+from keras_bert_lite.runners.ner import parse_args, run
+from tests.finetune.conftest import common_flags, text_pipeline
 
 SENTENCES = [
     [("EU", "B-ORG"), ("rejects", "O"), ("German", "B-MISC"), ("call", "O"), ("to", "O"), ("boycott", "O"),
@@ -44,7 +43,7 @@ def test_read_conll_and_errors(tmp_path):
 
 
 def test_first_subword_labels(tmp_path, uncased_vocab_path):
-    tokenizer = text_pipeline(uncased_vocab_path, True)[1]
+    tokenizer = text_pipeline(uncased_vocab_path)[1]
     data = ner.read_conll(conll(tmp_path / "a.txt"))
     ids, word_of, first = ner.tokenize_words(tokenizer, data, max_tokens=30)
     tags = ner.encode_tags(data, ner.tag_names(data))
@@ -70,18 +69,18 @@ def test_run_ner_end_to_end(tiny_init, tmp_path):
     dev = conll(tmp_path / "dev.txt")
     out = tmp_path / "run"
     summary = run(parse_args(common_flags(tiny_init, out, "--train_file", train, "--dev_file", dev,
-                                          "--test_file", dev, "--uncased", "--epochs", "2")))
+                                          "--test_file", dev, "--epochs", "2")))
     assert {"precision", "recall", "f1"} <= set(summary["metrics"])
     info = json.loads((out / "task.json").read_text())
     assert info["task_type"] == "token_classification" and info["labels"][0] == "O"
-    assert info["lower_case"] is True
+    assert info["lower_case"] is True        # the vocabulary's own casing (bert-base-uncased's tokens)
     blocks = (out / "dev_predictions.txt").read_text().strip().split("\n\n")
     assert len(blocks) == 3 and blocks[1].split("\n")[0].split(" ")[:2] == ["Peter", "B-PER"]
     assert (out / "test_predictions.txt").exists()
 
 
-def test_ner_defaults_to_cased():
-    assert parse_args(["--model_dir", "x", "--preset", "tiny"]).lower_case is False
+def test_ner_takes_the_casing_from_the_vocabulary():
+    assert parse_args(["--model_dir", "x", "--preset", "tiny"]).lower_case is None
 
 
 def test_tfds_conll2003_reader():

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from keras_bert_lite.training import run_glue, run_ner, run_squad, run_swag
+from keras_bert_lite.runners import glue as run_glue, ner as run_ner, squad as run_squad, swag as run_swag
 
 
 def flags(tmp_path, vocab):
@@ -73,7 +73,7 @@ def test_squad_bad_answer_and_skip_bad_rows_reaches_the_reader(tmp_path, uncased
 def test_the_command_prints_one_line_and_no_traceback(tmp_path, uncased_vocab_path):
     train = tmp_path / "train.csv"
     train.write_bytes(b"text,label\nfine,pos\ncaf\xe9,neg\n")
-    command = [sys.executable, "-m", "keras_bert_lite.training.run_glue", "--train_file", str(train),
+    command = [sys.executable, "-m", "keras_bert_lite.runners.glue", "--train_file", str(train),
                "--dev_file", str(train), *flags(tmp_path, uncased_vocab_path)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr

@@ -12,8 +12,9 @@ import keras
 import numpy as np
 import pytest
 
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.training.non_finite import NonFiniteLossError
-from keras_bert_lite.training.run_glue import main, parse_args, run
+from keras_bert_lite.runners.glue import main, parse_args, run
 from tests.finetune.conftest import common_flags
 from tests.finetune.test_custom import reviews, write_csv
 
@@ -77,7 +78,7 @@ def test_a_finished_run_run_again_only_rewrites_its_files(flags, tmp_path):
     again = run(parse_args(flags("run", "--epochs", "1", "--xla")))     # how it runs may change
     assert again["per_seed"] == first["per_seed"]                          # the same epochs: none trained again
     assert (tmp_path / "run" / "dev_predictions.tsv").exists()
-    with pytest.raises(SystemExit, match="--learning_rate 0.001 then, 0.002 now"):
+    with pytest.raises(SettingsError, match="--learning_rate 0.001 then, 0.002 now"):
         run(parse_args(flags("run", "--epochs", "1", "--learning_rate", "2e-3")))
 
 

@@ -8,9 +8,8 @@ import tensorflow_datasets as tfds
 
 from keras_bert_lite.data import squad
 from keras_bert_lite.data.records import DataError
-from keras_bert_lite.training.finetune import text_pipeline
-from keras_bert_lite.training.run_squad import parse_args, run
-from tests.finetune.conftest import common_flags
+from keras_bert_lite.runners.squad import parse_args, run
+from tests.finetune.conftest import common_flags, text_pipeline
 
 FILLER = ("The river flows through the old town , past the market and the church . Many visitors come in "
           "summer to walk along its banks and eat at the small cafés . ")
@@ -37,7 +36,7 @@ def squad_json(path, version_2=False, copies=2):
 
 @pytest.fixture(scope="module")
 def tokenizer(uncased_vocab_path):
-    return text_pipeline(uncased_vocab_path, True)[1]
+    return text_pipeline(uncased_vocab_path)[1]
 
 
 def test_windows_hold_the_answer_and_respect_seq_length(tmp_path, tokenizer):

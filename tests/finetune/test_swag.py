@@ -9,9 +9,8 @@ import pytest
 from keras_bert_lite.data import swag
 from keras_bert_lite.data.records import DataError
 from keras_bert_lite.text import BertPacker
-from keras_bert_lite.training.finetune import text_pipeline
-from keras_bert_lite.training.run_swag import parse_args, run
-from tests.finetune.conftest import common_flags, read_tsv
+from keras_bert_lite.runners.swag import parse_args, run
+from tests.finetune.conftest import common_flags, text_pipeline, read_tsv
 
 COLUMNS = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", "ending0", "ending1", "ending2",
            "ending3", "label"]
@@ -33,7 +32,7 @@ def swag_csv(path, n, labeled=True):
 def test_read_and_pack(tmp_path, uncased_vocab_path):
     data = swag.read_swag_csv(swag_csv(tmp_path / "t.csv", 3))
     assert data.endings[0][1] == "the person sits down ." and data.ids == ["1000", "1001", "1002"]
-    vocab, tokenizer = text_pipeline(uncased_vocab_path, True)
+    vocab, tokenizer = text_pipeline(uncased_vocab_path)
     contexts, endings = swag.tokenize_choices(tokenizer, data, 32)
     packer = swag.ChoicePacker(BertPacker(32, vocab, dynamic=True), 4)
     batch = packer(contexts, endings)

@@ -4,7 +4,7 @@ import tensorflow as tf
 
 from keras_bert_lite.text import SPECIAL_TOKENS, BertTokenizer, Vocab, train_vocab
 from keras_bert_lite.text.vocab_trainer import count_words
-from tasks import create_vocab
+from keras_bert_lite.runners import vocab as create_vocab
 
 LINES = ["The cat sat on the mat.", "The dog sat on the log!", "Cats and dogs, mats and logs."] * 20
 
@@ -26,6 +26,7 @@ def test_create_vocab_cli(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(LINES) + "\n", encoding="utf-8")
     create_vocab.main(["--input", str(corpus), "--output", str(tmp_path / "vocab.txt"), "--vocab_size", "60",
-                       "--cased"])
+                       "--lower_case", "false"])
     vocab = Vocab.from_file(tmp_path / "vocab.txt")
     assert vocab.tokens[:5] == SPECIAL_TOKENS and "The" in vocab.token_to_id
+    assert vocab.lower_case is False and vocab.casing_source.endswith("tokenizer_config.json")   # recorded

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from keras_bert_lite import BertConfig
-from keras_bert_lite.training.pretrain import PretrainingJob, run
+from keras_bert_lite.runners.pretrain import PretrainingJob, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -51,7 +51,7 @@ def max_diff(a, b):
 
 
 def test_outputs_and_metrics(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):
-    from keras_bert_lite.training.pretrain import parse_args
+    from keras_bert_lite.runners.pretrain import parse_args
     model_dir = str(tmp_path / "run")
     job = parse_args(job_args(pydoc_corpus[0], uncased_vocab_path, tiny_json("c.json"), model_dir, steps=20))
     history = run(job)
@@ -133,7 +133,7 @@ _MIRRORED = """
 import json, sys
 from keras_bert_lite.training.distribute import split_logical_cpus
 split_logical_cpus(2)
-from keras_bert_lite.training.pretrain import parse_args, run
+from keras_bert_lite.runners.pretrain import parse_args, run
 history = run(parse_args(json.loads(sys.argv[1])))
 print("HISTORY " + json.dumps(history))
 """
@@ -162,7 +162,7 @@ def test_two_replicas_follow_the_one_replica_loss_trajectory(tmp_path, pydoc_cor
                                    {"optimizer": "lamb", "whole_word_masking": True, "accumulation_steps": 2}],
                          ids=["xla-bf16", "fp16", "lamb-wwm-accumulation"])
 def test_training_flags(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json, flags):
-    history = run(__import__("keras_bert_lite.training.pretrain", fromlist=["parse_args"]).parse_args(
+    history = run(__import__("keras_bert_lite.runners.pretrain", fromlist=["parse_args"]).parse_args(
         job_args(pydoc_corpus[0], uncased_vocab_path, tiny_json("f.json"), str(tmp_path / "run"), steps=10,
                  **flags)))
     assert len(history) == 2 and np.isfinite([h["mlm_loss"] + h["nsp_loss"] for h in history]).all()

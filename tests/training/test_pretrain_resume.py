@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite.training.pretrain import main, parse_args, run
+from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.pretrain import main, parse_args, run
 from tests.training.test_pretrain import job_args, pretrain_cmd, tiny_json  # noqa: F401 - a fixture
 
 
@@ -26,7 +27,7 @@ def started(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F81
 
 
 def test_changed_settings_are_refused_by_name(started):
-    with pytest.raises(SystemExit) as error:
+    with pytest.raises(SettingsError) as error:
         run(parse_args(started(learning_rate=5e-5, seq_length=32)))
     message = str(error.value)
     assert "--learning_rate 0.0001 then, 5e-05 now" in message and "--seq_length 64 then, 32 now" in message
@@ -36,7 +37,7 @@ def test_changed_settings_are_refused_by_name(started):
 def test_another_architecture_is_refused_by_field(started):
     values = json.load(open(started.config))  # the same path, edited: only the architecture check can tell
     json.dump({**values, "num_layers": 3}, open(started.config, "w"))
-    with pytest.raises(SystemExit, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
+    with pytest.raises(SettingsError, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
         run(parse_args(started()))
 
 

@@ -15,21 +15,16 @@ import json
 import logging
 import os
 
+from keras_bert_lite.artifacts import FLAGS_FILE, MODEL_CONFIG_FILE
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.utils.files import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
-FLAGS_FILE = "flags.json"
-MODEL_CONFIG_FILE = "model_config.json"     # the architecture the run's checkpoints hold (a BertConfig dict)
 # Settings that do not change what a step computes (the run's length changes its schedule: a warning says so).
-RESUMABLE = frozenset({"steps", "epochs", "checkpoint_every", "log_every", "verbose", "strategy", "tpu", "xla",
-                       "allow_flag_change"})
+RESUMABLE = frozenset({"steps", "epochs", "checkpoint_every", "log_every", "quiet", "verbose", "strategy", "tpu",
+                       "xla", "allow_flag_change"})
 SCHEDULE_LENGTH = frozenset({"steps", "epochs"})
-
-
-def flag_names(text: str) -> tuple:
-    """`--allow_flag_change` values: comma-separated setting names (a leading `--` is ignored)."""
-    return tuple(name.strip().lstrip("-") for name in text.split(",") if name.strip())
 
 
 def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = ()) -> None:
@@ -41,7 +36,7 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = ()) ->
         allowed: setting names whose change the user accepts (`--allow_flag_change`).
 
     Raises:
-        SystemExit: a setting outside `RESUMABLE` and `allowed` differs; the message names each one with the
+        SettingsError: a setting outside `RESUMABLE` and `allowed` differs; the message names each one with the
             saved and the new value, and the ways out.
     """
     path = os.path.join(run_dir, FLAGS_FILE)
@@ -53,18 +48,18 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = ()) ->
         with open(path, encoding="utf-8") as f:
             saved = json.load(f)
     except (OSError, ValueError) as error:
-        raise SystemExit(f"{path}: unreadable ({error}); it records the settings of the run the checkpoints in "
+        raise SettingsError(f"{path}: unreadable ({error}); it records the settings of the run the checkpoints in "
                          f"{run_dir} belong to. Restore it, or start a new --model_dir.") from None
     new = json.loads(json.dumps(settings))
     unknown = sorted(set(allowed) - set(new))
     if unknown:
-        raise SystemExit(f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are "
+        raise SettingsError(f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are "
                          f"{', '.join(sorted(new))}.")
     changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
     refused = [k for k in changed if k not in RESUMABLE and k not in allowed]
     if refused:
         listed = "; ".join(f"--{k} {_show(saved.get(k))} then, {_show(new.get(k))} now" for k in refused)
-        raise SystemExit(
+        raise SettingsError(
             f"{run_dir} holds checkpoints of a run started with other settings, so it cannot resume with these: "
             f"{listed}. Run with the same values, use a new --model_dir, or accept the change with "
             f"--allow_flag_change {','.join(refused)}.")
@@ -85,7 +80,7 @@ def check_architecture(run_dir: str, config: dict) -> None:
         config: the new model's `BertConfig.to_dict()`.
 
     Raises:
-        SystemExit: the architectures differ; the message names each differing field.
+        SettingsError: the architectures differ; the message names each differing field.
     """
     path = os.path.join(run_dir, MODEL_CONFIG_FILE)
     if not os.path.exists(path):
@@ -96,7 +91,7 @@ def check_architecture(run_dir: str, config: dict) -> None:
     changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
     if changed:
         listed = "; ".join(f"{k} {saved.get(k)} then, {new.get(k)} now" for k in changed)
-        raise SystemExit(f"{run_dir} holds checkpoints of another model architecture ({listed}): they cannot be "
+        raise SettingsError(f"{run_dir} holds checkpoints of another model architecture ({listed}): they cannot be "
                          "restored into this one. Use the run's --preset/--config/--init (see its flags.json), or a "
                          "new --model_dir.")
 

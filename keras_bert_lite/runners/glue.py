@@ -1,8 +1,8 @@
-"""Sentence (pair) classification and regression: GLUE, or your own data. Behind `tasks/run_glue.py`.
+"""`kbl-glue`: sentence (pair) classification and regression: GLUE, or your own data.
 
 GLUE (data from tensorflow-datasets `glue/<task>`, or `--data_dir` with the original GLUE TSV files):
 
-    python tasks/run_glue.py --task mrpc --init uncased_L-12_H-768_A-12 --model_dir runs/mrpc --seeds 1,2,3
+    kbl-glue --task mrpc --init uncased_L-12_H-768_A-12 --model_dir runs/mrpc --seeds 1,2,3
 
 reports the published dev metrics (CoLA: Matthews corr.; STS-B: Pearson, Spearman; MRPC, QQP: F1, accuracy;
 MNLI: accuracy matched and mismatched; the others accuracy) and writes the gluebenchmark.com submission file(s)
@@ -11,7 +11,7 @@ MNLI: accuracy matched and mismatched; the others accuracy) and writes the glueb
 
 Your own data (TSV, CSV or JSONL with a header / keys):
 
-    python tasks/run_glue.py --train_file train.csv --dev_file dev.csv --text_a review --label stars \\
+    kbl-glue --train_file train.csv --dev_file dev.csv --text_a review --label stars \\
         --init runs/pretrain --model_dir runs/reviews
 
 labels are the sorted distinct values of the training labels (or `--labels a,b,c`); `--task_type regression`
@@ -19,66 +19,52 @@ fits numeric labels. Dev metrics: accuracy (+ F1 and MCC for two classes, macro 
 Spearman and neg_mse (minus the mean squared error) for regression. `--test_file` adds test_predictions.tsv.
 
 Paper defaults: batch 32, 3 epochs, learning rate 2e-5, 10% warmup, weight decay 0.01, the best dev epoch kept.
-See keras_bert_lite/training/finetune.py for the files written.
+See `runners.finetune` for the flow and the files written.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
 import logging
 import os
 import sys
 
-from keras_bert_lite.data.labels import class_label
-from keras_bert_lite.training.command_errors import exit_on_training_error
-from keras_bert_lite.training.finetune import FinetuneJob, add_common_args, job_from_args, run_finetuning
+import tensorflow_datasets as tfds
 
-logger = logging.getLogger("keras_bert_lite.run_glue")
+from keras_bert_lite import artifacts
+from keras_bert_lite.data import glue
+from keras_bert_lite.data.labels import class_label
+from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
+from keras_bert_lite.models.inference import dataset_predictor
+from keras_bert_lite.runners import common
+from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning, text_pipeline
+from keras_bert_lite.runners.flags import flag
+from keras_bert_lite.runners.tasks.sentence import SentenceTask
+from keras_bert_lite.text import BertPacker
+
+logger = logging.getLogger("keras_bert_lite.glue")
 
 
 @dataclasses.dataclass
 class GlueJob(FinetuneJob):
-    """Settings of a GLUE or custom-data run (the CLI flags)."""
+    """Settings of a GLUE or custom-data run (one flag each)."""
 
-    task: str = ""
-    data_dir: str = ""
-    train_file: str = ""
-    dev_file: str = ""
-    test_file: str = ""
-    text_a: str = "text"
-    text_b: str = ""
-    label: str = "label"
-    id_column: str = ""
-    labels: str = ""
-    task_type: str = "classification"
-
-
-def parse_args(argv=None) -> GlueJob:
-    defaults = GlueJob()
-    p = argparse.ArgumentParser(description="Fine-tune BERT on GLUE or on your own sentence (pair) "
-                                "classification/regression data.",
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    glue = p.add_argument_group("GLUE")
-    glue.add_argument("--task", default="", help="cola|sst2|mrpc|stsb|qqp|mnli|qnli|rte|wnli|ax (ax: predict "
-                      "AX.tsv with the MNLI model in --init)")
-    glue.add_argument("--data_dir", default="", help="the task's GLUE TSV files (default: tensorflow-datasets "
-                      "glue/<task>)")
-    own = p.add_argument_group("your own data")
-    own.add_argument("--train_file", default="", help=".tsv, .csv (with a header line) or .jsonl")
-    own.add_argument("--dev_file", default="")
-    own.add_argument("--test_file", default="", help="optional: unlabeled examples to predict")
-    own.add_argument("--text_a", default=defaults.text_a, help="column of the (first) text")
-    own.add_argument("--text_b", default="", help="column of the second text of a pair task")
-    own.add_argument("--label", default=defaults.label, help="column of the label")
-    own.add_argument("--id_column", default="", help="column of example ids for prediction files (default: "
-                     "the row number)")
-    own.add_argument("--labels", default="", help="comma-separated label names in id order (default: the "
-                     "sorted distinct training labels)")
-    own.add_argument("--task_type", choices=("classification", "regression"), default=defaults.task_type)
-    add_common_args(p, defaults)
-    return job_from_args(GlueJob, p.parse_args(argv))
+    task: str = flag("", "cola|sst2|mrpc|stsb|qqp|mnli|qnli|rte|wnli|ax (ax: predict AX.tsv with the MNLI model in "
+                     "--init)", group="GLUE")
+    data_dir: str = flag("", "the task's GLUE TSV files (default: tensorflow-datasets glue/<task>)", group="GLUE")
+    train_file: str = flag("", ".tsv, .csv (with a header line) or .jsonl", group="your own data")
+    dev_file: str = flag("", "labeled examples that pick the best epoch and give the metrics", group="your own data")
+    test_file: str = flag("", "optional: unlabeled examples to predict", group="your own data")
+    text_a: str = flag("text", "column of the (first) text", group="your own data")
+    text_b: str = flag("", "column of the second text of a pair task", group="your own data")
+    label: str = flag("label", "column of the label", group="your own data")
+    id_column: str = flag("", "column of example ids for prediction files (default: the row number)",
+                          group="your own data")
+    labels: str = flag("", "comma-separated label names in id order (default: the sorted distinct training "
+                       "labels)", group="your own data")
+    task_type: str = flag("classification", "classification or regression", group="your own data",
+                          choices=("classification", "regression"))
 
 
 def _validate(job: GlueJob) -> None:
@@ -95,24 +81,15 @@ def run(job: GlueJob) -> dict:
     _validate(job)
     if job.task == "ax":
         return predict_ax(job)
-    return run_finetuning(job, lambda tokenizer, vocab: make_task(job, tokenizer, vocab))
+    return run_finetuning(job, lambda tokenizer, packer: make_task(job, tokenizer, packer))
 
 
-def make_task(job: GlueJob, tokenizer, vocab):
+def make_task(job: GlueJob, tokenizer, packer) -> SentenceTask:
     """The `SentenceTask` of a GLUE task or of the user's files (data read and tokenised here)."""
-    from keras_bert_lite.text import BertPacker
-    from keras_bert_lite.training.sentence_task import SentenceTask
-
-    packer = BertPacker(job.seq_length, vocab, dynamic=True)
-    if job.task:
-        return SentenceTask(tokenizer, packer, **_glue_parts(job))
-    return SentenceTask(tokenizer, packer, **_custom_parts(job))
+    return SentenceTask(tokenizer, packer, **(_glue_parts(job) if job.task else _custom_parts(job)))
 
 
 def _glue_parts(job: GlueJob) -> dict:
-    from keras_bert_lite.data import glue
-    from keras_bert_lite.data.sentences import encode_labels, float_labels
-
     task = glue.glue_task(job.task)
 
     def load(split, file, labeled, which=task):
@@ -143,7 +120,6 @@ def _glue_parts(job: GlueJob) -> dict:
 def _ax_available(job: GlueJob) -> bool:
     if job.data_dir:
         return os.path.exists(os.path.join(job.data_dir, "diagnostic.tsv"))
-    import tensorflow_datasets as tfds
     try:
         return tfds.builder("glue/ax").is_prepared()
     except Exception:  # noqa: BLE001 - no tfds data dir, unreadable metadata: no AX file, nothing else changes
@@ -151,8 +127,6 @@ def _ax_available(job: GlueJob) -> bool:
 
 
 def _custom_parts(job: GlueJob) -> dict:
-    from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
-
     def load(path, labeled):
         return read_sentence_file(path, text_a=job.text_a, text_b=job.text_b, label=job.label if labeled else "",
                                   id_column=job.id_column, skip_bad_rows=job.skip_bad_rows)
@@ -184,45 +158,31 @@ def _label_flag(labels: str) -> list[str]:
 
 
 def predict_ax(job: GlueJob) -> dict:
-    """Writes AX.tsv into --model_dir with the fine-tuned MNLI model in --init (a model_dir or model.keras)."""
-    import keras
-
-    from keras_bert_lite.data import glue
-    from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
-    from keras_bert_lite.training.finetune import find_vocab, make_predictor
-    from keras_bert_lite.training.sentence_task import SentenceTask
-
-    directory = job.init if os.path.isdir(job.init) else os.path.dirname(job.init)
-    model_path = job.init if job.init.endswith(".keras") else os.path.join(directory, "model.keras")
-    info_path = os.path.join(directory, "task.json")
-    if not (os.path.exists(model_path) and os.path.exists(info_path)):
-        raise SystemExit(f"--task ax predicts with a fine-tuned MNLI model: --init must be the model_dir of a "
-                         f"`--task mnli` run (with model.keras and task.json); {model_path} or {info_path} is missing.")
-    with open(info_path, encoding="utf-8") as f:
-        info = json.load(f)
+    """Writes AX.tsv into --model_dir with the fine-tuned MNLI model in --init (a run directory or model.keras)."""
+    try:
+        model, spec, _ = artifacts.load_trained(job.init)
+    except FileNotFoundError:
+        spec = None
     ax = glue.TASKS["ax"]
-    if info.get("labels") != list(ax.label_names):
-        raise SystemExit(f"{info_path}: labels {info.get('labels')} are not MNLI's {list(ax.label_names)}; "
-                         "--init must be a `--task mnli` model_dir.")
-    vocab = Vocab.from_file(find_vocab(job))
-    tokenizer = BertTokenizer(vocab, lower_case=info["lower_case"])
-    packer = BertPacker(info["seq_length"], vocab, dynamic=True)
+    if spec is None or spec.labels != tuple(ax.label_names):
+        raise SettingsError(f"--task ax predicts with a fine-tuned MNLI model: --init {job.init} must be the "
+                            f"model_dir of a `--task mnli` run (model.keras, task.json with labels "
+                            f"{list(ax.label_names)}).")
+    vocab, tokenizer = text_pipeline(dataclasses.replace(job, lower_case=spec.lower_case))
+    packer = BertPacker(spec.seq_length, vocab, dynamic=True)
     data = (glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows) if job.data_dir else
             glue.load_tfds(ax, "test"))
     task = SentenceTask(tokenizer, packer, train=None, train_targets=None, devs={}, tests={"AX.tsv": data},
                         label_names=ax.label_names, metrics=("accuracy",),
                         submission=lambda name, ids, predicted: glue.submission_text(ax, ids, predicted))
     os.makedirs(job.model_dir, exist_ok=True)
-    task.write_predictions(make_predictor(keras.saving.load_model(model_path)), job.model_dir)
+    task.write_predictions(dataset_predictor(model), job.model_dir)
     print(f"Wrote {os.path.join(job.model_dir, 'AX.tsv')} ({len(data)} examples).", flush=True)
     return {"metrics": {}, "predictions": os.path.join(job.model_dir, "AX.tsv")}
 
 
-def main(argv=None) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    with exit_on_training_error():
-        run(parse_args(argv))
-
+parse_args, main = common.command(GlueJob, run, "Fine-tune BERT on GLUE or on your own sentence (pair) "
+                                  "classification/regression data.")
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 
+import keras
 import numpy as np
 
 from keras_bert_lite.data.features import length_order, packed_dataset, tokenize_texts
 from keras_bert_lite.data.sentences import SentenceData
+from keras_bert_lite.models import build_classifier
+from keras_bert_lite.runners.finetune import FinetuneTask
 from keras_bert_lite.training import metrics as M
-from keras_bert_lite.training.finetune import FinetuneTask
 from keras_bert_lite.utils.files import atomic_write_text
 
 METRICS = {
@@ -67,11 +69,9 @@ class SentenceTask(FinetuneTask):
         return info
 
     def build_model(self, encoder):
-        from keras_bert_lite.models import build_classifier
         return build_classifier(encoder, num_classes=len(self.label_names) if self.label_names else 1)
 
     def compile_args(self) -> dict:
-        import keras
         if self.label_names is None:
             return {"loss": keras.losses.MeanSquaredError()}
         return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),

@@ -1,0 +1,158 @@
+"""Run directories: the one place that knows what a run writes, where, and how another tool finds it.
+
+A pretraining run (`kbl-pretrain --model_dir D`) leaves:
+
+    D/pretrainer.keras   encoder + MLM/NSP heads (continue pretraining from D)
+    D/encoder.keras      the encoder alone (fine-tune from D)
+    D/vocab.txt, D/tokenizer_config.json   the vocabulary and its casing
+    D/flags.json, D/model_config.json      the settings and architecture a resumed run must match
+    D/checkpoints/, D/train/               resume checkpoints, TensorBoard
+
+A fine-tuning run (`kbl-glue/ner/squad/swag --model_dir D`) leaves:
+
+    D/model.keras        the task model of the best dev epoch
+    D/task.json          its `TaskSpec`: what the exporter needs to serve it
+    D/vocab.txt, D/tokenizer_config.json, D/flags.json, D/model_config.json, D/checkpoints/
+    D/metrics.json, D/*predictions*, D/logs/
+
+Every tool takes either such a directory or a file of it where it takes a model, and finds the vocabulary
+beside it: `init_vocab`, `model_file`, `load_trained`. Nothing else in the package spells these file names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import keras
+
+from keras_bert_lite.utils.files import atomic_write_text
+
+PRETRAINER_FILE = "pretrainer.keras"
+ENCODER_FILE = "encoder.keras"
+TASK_MODEL_FILE = "model.keras"
+VOCAB_FILES = ("vocab.txt", "tokenizer.json")     # looked for in this order beside a model
+TASK_SPEC_FILE = "task.json"
+FLAGS_FILE = "flags.json"
+MODEL_CONFIG_FILE = "model_config.json"
+METRICS_FILE = "metrics.json"
+CHECKPOINTS_DIR = "checkpoints"
+
+TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder")
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskSpec:
+    """What a fine-tuned model does: the serving-relevant facts, saved as `task.json` beside `model.keras`.
+
+    Attributes:
+        task_type: one of TASK_TYPES.
+        lower_case: whether the vocabulary is uncased.
+        seq_length: the sequence length the model was trained with (exports pad to it).
+        labels: label names in id order (classification and token classification).
+        text_fields: ["text"] or ["text", "text_b"] (sentence pairs; question + context for "span").
+        num_choices: choices per example (multiple choice).
+    """
+
+    task_type: str
+    lower_case: bool
+    seq_length: int
+    labels: tuple[str, ...] = ()
+    text_fields: tuple[str, ...] = ("text",)
+    num_choices: int = 0
+
+    def __post_init__(self):
+        if self.task_type not in TASK_TYPES:
+            raise ValueError(f"task_type {self.task_type!r} is not one of {TASK_TYPES}.")
+        if self.task_type in ("classification", "token_classification") and not self.labels:
+            raise ValueError(f"A {self.task_type} task needs its label names (`labels`).")
+        if tuple(self.text_fields) not in (("text",), ("text", "text_b")):
+            raise ValueError(f"text_fields must be ['text'] or ['text', 'text_b'], got {list(self.text_fields)}.")
+        if self.task_type == "span" and len(self.text_fields) != 2:
+            raise ValueError("A span (question answering) task takes two texts: text (question), text_b (context).")
+        object.__setattr__(self, "labels", tuple(self.labels))
+        object.__setattr__(self, "text_fields", tuple(self.text_fields))
+
+    @property
+    def is_pair(self) -> bool:
+        return len(self.text_fields) == 2
+
+    def save(self, path: str) -> None:
+        """Writes the spec as JSON (`task.json`; fields at their empty default left out), atomically."""
+        values = {k: v for k, v in dataclasses.asdict(self).items() if v or k in ("task_type", "lower_case")}
+        atomic_write_text(path, json.dumps(values, indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str) -> TaskSpec:
+        """Reads a `task.json`; unknown or missing fields are errors naming the file."""
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"{path}: unknown field(s) {unknown}; known: {sorted(known)}.")
+        missing = sorted({"task_type", "lower_case", "seq_length"} - set(values))
+        if missing:
+            raise ValueError(f"{path}: missing field(s) {missing}.")
+        try:
+            return cls(**values)
+        except ValueError as e:
+            raise ValueError(f"{path}: {e}") from None
+
+    @classmethod
+    def from_model_dir(cls, model_dir: str) -> TaskSpec:
+        return cls.load(os.path.join(model_dir, TASK_SPEC_FILE))
+
+
+def run_dir_of(path: str) -> str:
+    """The directory of a run given as the directory itself or as one of its files."""
+    return path if os.path.isdir(path) else (os.path.dirname(path) or ".")
+
+
+def model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, ENCODER_FILE, PRETRAINER_FILE)) -> str | None:
+    """The `.keras` file a model argument means: `path` itself if it is one, else the first of `prefer` in the
+    run directory `path`; None when `path` is no run directory of ours (a Hugging Face or TF1 checkpoint)."""
+    if path.endswith(".keras"):
+        return path
+    if os.path.isdir(path):
+        for name in prefer:
+            if os.path.exists(os.path.join(path, name)):
+                return os.path.join(path, name)
+    return None
+
+
+def init_vocab(vocab: str, init: str) -> str:
+    """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format).
+
+    Raises:
+        FileNotFoundError: neither is there; the message says how to make or pass one.
+    """
+    if vocab:
+        if not os.path.exists(vocab):
+            raise FileNotFoundError(f"--vocab {vocab}: no such file.")
+        return vocab
+    if init:
+        base = run_dir_of(init) if os.path.exists(init) else os.path.dirname(init)   # a TF1 prefix has no file
+        for name in VOCAB_FILES:
+            if os.path.exists(os.path.join(base, name)):
+                return os.path.join(base, name)
+    raise FileNotFoundError("--vocab is required: no vocab.txt or tokenizer.json beside --init. Build one with "
+                            "kbl-vocab, or pass the one the model was trained with.")
+
+
+def load_trained(path: str):
+    """A run's directory or `.keras` file → (model, TaskSpec or None, vocabulary path or None).
+
+    The model is the task model (`model.keras`) of a fine-tuning run, or the encoder of a pretraining run.
+    """
+    found = model_file(path, prefer=(TASK_MODEL_FILE, ENCODER_FILE))
+    if found is None:
+        raise FileNotFoundError(f"{path}: no {TASK_MODEL_FILE} (fine-tuning run) or {ENCODER_FILE} (pretraining run) "
+                                "in it.")
+    directory = run_dir_of(found)
+    spec_path = os.path.join(directory, TASK_SPEC_FILE)
+    spec = TaskSpec.load(spec_path) if os.path.exists(spec_path) else None
+    vocab = next((os.path.join(directory, n) for n in VOCAB_FILES if os.path.exists(os.path.join(directory, n))),
+                 None)
+    return keras.saving.load_model(found), spec, vocab

@@ -1,0 +1,156 @@
+"""What every training command shares: its settings (`RunJob`, one flag per field), and the steps every run
+starts with (precision, the vocabulary and its casing, the model to start from, the resume checks)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+
+import keras
+
+from keras_bert_lite import artifacts
+from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
+from keras_bert_lite.config import BertConfig
+from keras_bert_lite.models import build_encoder, build_pretrainer
+from keras_bert_lite.models.introspect import encoder_config
+from keras_bert_lite.runners.errors import SettingsError, exit_on_expected_error
+from keras_bert_lite.runners.flags import flag, names, parse_job, true_or_false
+from keras_bert_lite.runners.resume import check_architecture, check_resume, save_architecture, save_flags
+from keras_bert_lite.text import Vocab
+from keras_bert_lite.training.checkpointing import checkpoint_paths
+from keras_bert_lite.training.distribute import STRATEGIES
+
+PRECISION_POLICIES = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
+
+
+@dataclasses.dataclass
+class CommandJob:
+    """The setting of every command."""
+
+    verbose: bool = flag(False, "also show TensorFlow's start-up lines and warnings", group="output",
+                         action="store_true")
+
+
+@dataclasses.dataclass
+class RunJob(CommandJob):
+    """The settings of every training command (pretraining and fine-tuning)."""
+
+    model_dir: str = flag("", "where the run's files go (see keras_bert_lite.artifacts); a directory with "
+                          "checkpoints resumes", required=True)
+    init: str = flag("", "start from weights: a keras_bert_lite run directory or .keras file, a Hugging Face "
+                     "directory or an original TF1 checkpoint", group="model")
+    preset: str = flag("", "start from scratch with this size: tiny|mini|small|medium|base|large", group="model")
+    config: str = flag("", "start from scratch with this BertConfig JSON (ours, bert_config.json or HF "
+                       "config.json)", group="model")
+    vocab: str = flag("", "vocab.txt or tokenizer.json (default: the one beside --init)", group="model")
+    lower_case: bool | None = flag(None, "true: uncased vocabulary (lower-case, strip accents), false: cased. "
+                                   "Default: what the vocabulary records beside it (tokenizer_config.json) or its "
+                                   "tokens show; a contradicting value is refused", group="model",
+                                   type=true_or_false, metavar="true|false")
+    seq_length: int = flag(128, "longest packed sequence, in tokens", group="model", type=int)
+    batch_size: int = flag(32, "global batch size", type=int)
+    learning_rate: float = flag(2e-5, "peak learning rate", type=float)
+    weight_decay: float = flag(0.01, "decoupled weight decay (not on LayerNorm and biases)", type=float)
+    strategy: str = flag("auto", "auto|cpu|mirrored (all local GPUs)|multi_worker (TF_CONFIG)|tpu",
+                         group="distribution", choices=STRATEGIES)
+    tpu: str = flag("", "TPU name or grpc:// address for --strategy tpu", group="distribution")
+    mixed_precision: str = flag("none", "compute in bf16 or fp16 (fp16 with loss scaling)",
+                                choices=("none", *PRECISION_POLICIES))
+    xla: bool | None = flag(None, "XLA-compile the steps (default: where TensorFlow sees a GPU or TPU; on CPUs "
+                            "graph mode is faster)", action=argparse.BooleanOptionalAction)
+    quiet: bool = flag(False, "log lines instead of a progress bar (always so when the output is not a terminal)",
+                       group="output", action="store_true")
+    allow_flag_change: tuple = flag((), "resume a run although these settings differ from its flags.json",
+                                    type=names, metavar="NAME[,NAME]")
+
+
+def command(job_class, run, description: str):
+    """`(parse_args, main)` of a command: `parse_args(argv) -> job`; `main(argv)` parses, runs, and reports the
+    expected errors (`runners.errors`) as one line."""
+    def parse_args(argv=None):
+        return parse_job(job_class, argv, description)
+
+    def main(argv=None) -> None:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        with exit_on_expected_error():
+            run(parse_args(argv))
+    return parse_args, main
+
+
+def validate_model_source(job: RunJob) -> None:
+    if sum(map(bool, (job.preset, job.config, job.init))) != 1:
+        raise SystemExit("Give exactly one of --init (pretrained weights), --preset and --config (from scratch).")
+    if job.seq_length < 8 or job.batch_size < 1:
+        raise SystemExit("--seq_length >= 8 and --batch_size >= 1 are required.")
+
+
+def set_precision(job: RunJob) -> None:
+    """The Keras dtype policy of --mixed_precision (float32 for "none")."""
+    keras.mixed_precision.set_global_policy(PRECISION_POLICIES.get(job.mixed_precision, "float32"))
+
+
+def run_vocab(job: RunJob) -> Vocab:
+    """The run's vocabulary (--vocab or beside --init) with its casing resolved against --lower_case."""
+    path = artifacts.init_vocab(job.vocab, job.init)
+    vocab = Vocab.from_file(path)
+    try:
+        return vocab.with_lower_case(vocab.resolve_lower_case(job.lower_case, "--lower_case"),
+                                     casing_source=vocab.casing_source)
+    except ValueError as error:
+        raise SettingsError(f"{path}: {error}") from None
+
+
+def check_vocab_size(model_vocab_size: int, vocab: Vocab) -> None:
+    if model_vocab_size != len(vocab):
+        raise SettingsError(f"The model's vocab_size is {model_vocab_size} but {vocab.source} has {len(vocab)} "
+                            "tokens: pass the --vocab the model was trained with.")
+
+
+def start_encoder(job: RunJob, vocab: Vocab) -> keras.Model:
+    """The encoder to fine-tune: from --init, or new from --config / --preset (call inside the strategy scope)."""
+    if job.init:
+        encoder = load_encoder(job.init)
+    else:
+        encoder = build_encoder(_new_config(job, vocab))
+    check_vocab_size(encoder.get_layer("embeddings").vocab_size, vocab)
+    return encoder
+
+
+def start_pretrainer(job: RunJob, vocab: Vocab):
+    """The pretrainer to train: from --init (its heads too where it has them; a pretraining run continues), or
+    new (call inside the strategy scope)."""
+    model = load_pretrainer(job.init, new_heads=True) if job.init else build_pretrainer(_new_config(job, vocab))
+    check_vocab_size(model.get_layer("masked_lm").vocab_size, vocab)
+    return model
+
+
+def _new_config(job: RunJob, vocab: Vocab) -> BertConfig:
+    return BertConfig.from_json(job.config) if job.config else BertConfig.from_preset(job.preset,
+                                                                                      vocab_size=len(vocab))
+
+
+def resume_dir(run_dir: str) -> str:
+    return os.path.join(run_dir, artifacts.CHECKPOINTS_DIR)
+
+
+def is_resuming(*run_dirs: str) -> bool:
+    """Whether any of the run directories holds resume checkpoints."""
+    return any(checkpoint_paths(resume_dir(d)) for d in run_dirs)
+
+
+def check_settings(job: RunJob) -> None:
+    """Refuses to resume the run in --model_dir with other settings (`runners.resume`)."""
+    check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change)
+
+
+def record_run(job: RunJob, encoder, resuming: bool, write: bool = True) -> None:
+    """Checks the architecture against a resumed run's, then writes flags.json and model_config.json."""
+    architecture = encoder_config(encoder).to_dict()
+    if resuming:
+        check_architecture(job.model_dir, architecture)
+    if write:
+        os.makedirs(job.model_dir, exist_ok=True)
+        save_flags(job.model_dir, dataclasses.asdict(job))
+        save_architecture(job.model_dir, architecture)

@@ -1,0 +1,27 @@
+"""The errors a command reports as one line instead of a traceback: bad input data, a run that diverged,
+checkpoints that cannot be restored, missing or contradicting files and settings. Each message already names the
+file, step or setting and the fix. Any other exception is a bug and keeps its traceback.
+
+    def main(argv=None):
+        with exit_on_expected_error():
+            run(parse_args(argv))
+"""
+
+from keras_bert_lite.checkpoints import CheckpointMismatchError
+from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.training.checkpointing import CheckpointError
+from keras_bert_lite.training.non_finite import NonFiniteLossError
+from keras_bert_lite.utils.cli import exit_on
+
+
+class SettingsError(ValueError):
+    """A command's settings contradict each other, the files they name, or the run they resume."""
+
+
+EXPECTED_ERRORS = (DataError, NonFiniteLossError, CheckpointError, CheckpointMismatchError, SettingsError,
+                   FileNotFoundError)
+
+
+def exit_on_expected_error():
+    """A context manager: an `EXPECTED_ERRORS` error inside it exits with one line (`utils.cli.exit_on`)."""
+    return exit_on(*EXPECTED_ERRORS)

@@ -1,0 +1,89 @@
+"""`kbl-export`: a trained model as a versioned, audited, text-in SavedModel for TF Serving.
+
+    kbl-export --model runs/sst2 --model_base_path exports/sst2 --keep 3
+
+`--model` is a run directory (fine-tuning: model.keras + task.json; pretraining: encoder.keras) or a .keras file;
+its vocabulary, casing and task come from beside it (`keras_bert_lite.artifacts`). The flags below override or
+supply them for a bare .keras file; a casing that contradicts the vocabulary's is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from keras_bert_lite import artifacts
+from keras_bert_lite.export.exporter import TARGET_VARIANTS, ExportRefusedError, export_saved_model
+from keras_bert_lite.runners.common import CommandJob, command
+from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.flags import flag, true_or_false
+from keras_bert_lite.text import Vocab
+
+_OVERRIDES = "overrides (for a model without task.json or vocab.txt beside it)"
+
+
+@dataclasses.dataclass
+class ExportJob(CommandJob):
+    """The settings of kbl-export (one flag each)."""
+
+    model: str = flag("", "a run directory (model.keras, task.json, vocab.txt), a pretraining run directory "
+                      "(encoder.keras) or a .keras file", group="export", required=True)
+    model_base_path: str = flag("", "versions are written to <this>/<version>/ (TF Serving's --model_base_path)",
+                                group="export", required=True)
+    target: str = flag("tf-serving", "the runtime the export must load in (audited): tf-serving or portable (core "
+                       "TensorFlow ops only)", group="export", choices=tuple(TARGET_VARIANTS))
+    version: int | None = flag(None, "the integer version (default: one above the newest)", group="export", type=int)
+    keep: int | None = flag(None, "keep only the N newest versions", group="export", type=int)
+    vocab: str = flag("", "vocab.txt or tokenizer.json", group=_OVERRIDES)
+    lower_case: bool | None = flag(None, "true: uncased vocabulary, false: cased (default: the vocabulary's)",
+                                   group=_OVERRIDES, type=true_or_false, metavar="true|false")
+    task_type: str = flag("", "what the model does", group=_OVERRIDES, choices=("", *artifacts.TASK_TYPES))
+    labels: str = flag("", "comma-separated label names in id order", group=_OVERRIDES)
+    pair: bool = flag(False, "the model takes two texts (text, text_b)", group=_OVERRIDES, action="store_true")
+    seq_length: int | None = flag(None, "the length exports pad to (default: the run's, else 128)",
+                                  group=_OVERRIDES, type=int)
+    max_answer_length: int = flag(30, "span tasks: the longest answer, in tokens", group=_OVERRIDES, type=int)
+
+
+def run(job: ExportJob) -> str:
+    """Exports; returns the new version's path."""
+    model, spec, vocab_path = artifacts.load_trained(job.model)
+    vocab_path = job.vocab or vocab_path
+    if vocab_path is None:
+        raise SettingsError(f"{job.model}: no vocab.txt beside the model; pass --vocab.")
+    vocab = Vocab.from_file(vocab_path)
+    try:
+        requested = job.lower_case if job.lower_case is not None else (spec.lower_case if spec else None)
+        lower_case = vocab.resolve_lower_case(requested, "--lower_case" if job.lower_case is not None else
+                                              f"{artifacts.TASK_SPEC_FILE}'s lower_case")
+        spec = _spec(job, spec, model, lower_case)
+        path = export_saved_model(model, spec, vocab.with_lower_case(lower_case), job.model_base_path,
+                                  target=job.target, version=job.version, keep=job.keep,
+                                  max_answer_length=job.max_answer_length)
+    except (ExportRefusedError, FileExistsError, ValueError) as error:
+        raise SettingsError(f"export failed: {error}") from None
+    print(f"exported {spec.task_type} model to {path} (target {job.target}; signatures serving_default, "
+          f"preprocess, encode{', classify' if spec.task_type == 'classification' else ''})")
+    return path
+
+
+def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bool) -> artifacts.TaskSpec:
+    """task.json's spec with the flags applied, or one built from the flags alone."""
+    changes = {"task_type": job.task_type or None, "seq_length": job.seq_length,
+               "labels": tuple(job.labels.split(",")) if job.labels else None, "lower_case": lower_case,
+               "text_fields": ("text", "text_b") if job.pair else None}
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if spec is not None:
+        return dataclasses.replace(spec, **changes)
+    if "sequence_output" in getattr(model, "output", {}):
+        changes.setdefault("task_type", "encoder")
+    if "task_type" not in changes:
+        raise SettingsError(f"{job.model}: no task.json beside the model; pass --task_type (and --labels).")
+    changes.setdefault("seq_length", 128)
+    return artifacts.TaskSpec(**changes)
+
+
+parse_args, main = command(ExportJob, run, "Export a trained model as a text-in SavedModel for TF Serving.")
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,55 @@
+"""`kbl-ner`: named-entity recognition (CoNLL-2003) with one token-classification layer.
+
+    kbl-ner --init cased_L-12_H-768_A-12 --model_dir runs/ner                                     # tfds conll2003
+    kbl-ner --train_file train.txt --dev_file valid.txt [--test_file test.txt] --init ... --model_dir ...
+
+The first WordPiece of each word predicts its tag (the paper's set-up; `runners.tasks.tagging`); dev metric:
+entity-level precision, recall and F1 (as seqeval's default mode; IOB1, IOB2 and IOBES tags). Writes
+dev_predictions.txt (and test_predictions.txt): `word gold predicted` per line, a blank line between sentences.
+Words past `--seq_length` tokens are predicted "O". A cased vocabulary suits NER (case marks names); the casing
+is the vocabulary's own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+from keras_bert_lite.data import ner
+from keras_bert_lite.runners import common
+from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
+from keras_bert_lite.runners.flags import flag, redefault
+from keras_bert_lite.runners.tasks.tagging import NerTask
+
+
+@dataclasses.dataclass
+class NerJob(FinetuneJob):
+    """Settings of a NER run (one flag each)."""
+
+    epochs: int = redefault(FinetuneJob, "epochs", 4)
+    learning_rate: float = redefault(FinetuneJob, "learning_rate", 5e-5)
+    train_file: str = flag("", "CoNLL file: `word ... TAG` lines, a blank line between sentences (default: "
+                           "tensorflow-datasets conll2003)", group="data")
+    dev_file: str = flag("", "CoNLL file of the dev sentences", group="data")
+    test_file: str = flag("", "optional: sentences to tag (tags may be dummies)", group="data")
+
+
+def run(job: NerJob) -> dict:
+    """Fine-tunes (once per seed); returns the metrics.json content."""
+    if bool(job.train_file) != bool(job.dev_file):
+        raise SystemExit("Give both --train_file and --dev_file (CoNLL files), or neither (tfds conll2003).")
+
+    def make_task(tokenizer, packer):
+        if job.train_file:
+            train, dev = (ner.read_conll(f, skip_bad_rows=job.skip_bad_rows) for f in (job.train_file, job.dev_file))
+            test = ner.read_conll(job.test_file, skip_bad_rows=job.skip_bad_rows) if job.test_file else None
+        else:
+            train, dev, test = ner.load_tfds("train"), ner.load_tfds("dev"), ner.load_tfds("test")
+        return NerTask(tokenizer, packer, train, dev, test)
+    return run_finetuning(job, make_task)
+
+
+parse_args, main = common.command(NerJob, run, "Fine-tune BERT for named-entity recognition (CoNLL-2003 format).")
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,93 @@
+"""`NerTask`: named-entity recognition (or any word tagging) with one token-classification layer."""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+
+from keras_bert_lite.data import ner
+from keras_bert_lite.data.features import length_order, packed_dataset
+from keras_bert_lite.models import build_token_classifier
+from keras_bert_lite.runners.finetune import FinetuneTask
+from keras_bert_lite.training.metrics import entity_f1
+from keras_bert_lite.utils.files import atomic_write_text
+
+
+class NerTask(FinetuneTask):
+    """Token classification with first-subword labels (the paper's set-up): the first WordPiece of each word
+    predicts its tag; dev metric: entity-level precision, recall and F1 (seqeval's default mode).
+
+    Args:
+        tokenizer, packer: the library's `BertTokenizer` and a dynamic `BertPacker`.
+        train, dev, test: CoNLL sentences (`data.ner`); test tags may be dummies.
+    """
+
+    task_type = "token_classification"
+    main_metric = "f1"
+
+    def __init__(self, tokenizer, packer, train: ner.TaggedSentences, dev: ner.TaggedSentences,
+                 test: ner.TaggedSentences | None = None):
+        self.packer = packer
+        self.tag_names = ner.tag_names(train)
+        max_tokens = packer.seq_length - 2
+        self.splits = {}
+        for name, sentences in (("train", train), ("dev", dev), ("test", test)):
+            if sentences is None:
+                continue
+            ids, word_of, first = ner.tokenize_words(tokenizer, sentences, max_tokens)
+            tags = ner.encode_tags(sentences, self.tag_names) if name != "test" else \
+                [np.zeros(len(w), np.int32) for w in sentences.words]
+            self.splits[name] = (sentences, ids, word_of, first, ner.token_labels(word_of, first, tags))
+        self.train_size = len(train)
+
+    def task_info(self) -> dict:
+        return {"labels": self.tag_names, "text_fields": ["text"]}
+
+    def build_model(self, encoder):
+        return build_token_classifier(encoder, num_classes=len(self.tag_names))
+
+    def compile_args(self) -> dict:
+        # The mean over labelled tokens only (first pieces), not over every position of the padded batch.
+        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=ner.IGNORE,
+                                                                   reduction="mean_with_sample_weight")}
+
+    def _dataset(self, split, batch_size, seed=None, order=None, first_epoch=0):
+        _, ids, _, _, labels = self.splits[split]
+        return packed_dataset((ids,), labels, self.packer, batch_size, shuffle_seed=seed, order=order,
+                              pack_labels=ner.pack_token_labels, first_epoch=first_epoch)
+
+    def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
+        return self._dataset("train", batch_size, seed=seed, first_epoch=first_epoch)
+
+    def _tag(self, predict, split) -> list[list[str]]:
+        """Predicted tags per word (the argmax at each word's first piece; "O" for words cut off)."""
+        sentences, ids, word_of, first, _ = self.splits[split]
+        order = length_order(ids)
+        outputs = predict(self._dataset(split, 64, order=order))
+        best = [row for batch in outputs for row in np.argmax(batch, axis=-1)]   # [seq] per sentence, sorted
+        tags = [None] * len(order)
+        for position, example in enumerate(order):
+            words = ["O"] * len(sentences.words[example])
+            pieces = best[position][1:1 + len(word_of[example])]             # skip [CLS]
+            for piece, word, is_first in zip(pieces, word_of[example], first[example]):
+                if is_first and 0 <= word < len(words):
+                    words[word] = self.tag_names[int(piece)]
+            tags[example] = words
+        return tags
+
+    def evaluate(self, predict) -> dict:
+        return entity_f1(self.splits["dev"][0].tags, self._tag(predict, "dev"))
+
+    def write_predictions(self, predict, out_dir: str) -> None:
+        for split in ("dev", "test"):
+            if split not in self.splits:
+                continue
+            sentences = self.splits[split][0]
+            predicted = self._tag(predict, split)
+            blocks = []
+            for s, words in enumerate(sentences.words):
+                gold = sentences.tags[s] if sentences.tags else ["O"] * len(words)
+                blocks.append("\n".join(f"{w} {g} {p}" for w, g, p in zip(words, gold, predicted[s])))
+            atomic_write_text(os.path.join(out_dir, f"{split}_predictions.txt"), "\n\n".join(blocks) + "\n")

@@ -1,0 +1,53 @@
+"""`kbl-vocab`: trains a WordPiece vocab.txt from text files (one sentence or paragraph per line).
+
+    kbl-vocab --input corpus1.txt corpus2.txt --vocab_size 30000 --lower_case true --output vocab.txt
+
+Reserved tokens [PAD] [UNK] [CLS] [SEP] [MASK] get ids 0-4. Words are split exactly as `BertTokenizer` splits them.
+The casing is recorded beside the vocabulary (`tokenizer_config.json`), so every later tool takes it from there.
+"""
+
+import dataclasses
+import sys
+
+from keras_bert_lite.runners.common import CommandJob, command
+from keras_bert_lite.runners.flags import flag, true_or_false
+from keras_bert_lite.text.vocab_trainer import train_vocab
+
+
+@dataclasses.dataclass
+class VocabJob(CommandJob):
+    """The settings of kbl-vocab (one flag each)."""
+
+    input: tuple = flag((), "text files, UTF-8, one line per sentence", group="vocabulary", nargs="+",
+                        required=True)
+    output: str = flag("", "vocab.txt to write (tokenizer_config.json, with the casing, goes beside it)",
+                       group="vocabulary", required=True)
+    lower_case: bool = flag(None, "true: an uncased vocabulary (text lower-cased, accents stripped); false: cased",
+                            group="vocabulary", type=true_or_false, metavar="true|false", required=True)
+    vocab_size: int = flag(30000, "tokens in the vocabulary, the reserved ones included", group="vocabulary",
+                           type=int)
+    min_count: int = flag(2, "occurrences a word needs to be counted", group="vocabulary", type=int)
+    max_unique_chars: int = flag(2000, "most frequent characters kept as single-character tokens",
+                                 group="vocabulary", type=int)
+
+
+def _lines(paths):
+    for path in paths:
+        with open(path, "rb") as f:
+            for line in f:
+                yield line.rstrip(b"\n")
+
+
+def run(job: VocabJob):
+    """Trains and writes the vocabulary (with its casing); returns it."""
+    vocab = train_vocab(_lines(job.input), job.vocab_size, job.lower_case, min_count=job.min_count,
+                        max_unique_chars=job.max_unique_chars)
+    vocab.save(job.output)
+    print(f"wrote {job.output}: {len(vocab)} tokens, {'uncased' if vocab.lower_case else 'cased'}")
+    return vocab
+
+
+parse_args, main = command(VocabJob, run, "Train a WordPiece vocabulary (vocab.txt) from text files.")
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
