@@ -3,7 +3,7 @@
     1. vocab     a WordPiece vocab from the Python docs (`pydoc_data`)                         kbl-vocab
     2. pretrain  a tiny BERT on the Python docs: on-the-fly dynamic masking and NSP pairs       kbl-pretrain
     3. finetune  movie-review sentiment (Rotten Tomatoes snippets, fresh/rotten) through
-                 run_glue's custom-data path, from (a) our tiny model and (b) the real
+                 kbl-glue's custom-data path, from (a) our tiny model and (b) the real
                  all-MiniLM-L6-v2 weights; dev accuracy beside the majority-class baseline     kbl-glue
     4. export    a versioned, audited SavedModel that takes raw text                           kbl-export
     5. serve     the gRPC server; the client classifies raw sentences; the server stops         kbl-serve, kbl-client
@@ -12,7 +12,7 @@
 Every run writes into a fresh `runs/demo-<timestamp>/` (never reusing or touching an earlier run). Each stage
 runs the same code path as its command-line tool, in this process (servers and clients as their own
 processes), with the arguments printed in the summary. `DEMO_FAST=1` runs the same path with tiny settings (a
-smoke test: ~2.5 minutes); the full demo takes ~11 minutes on 2 CPU cores.
+smoke test); README.md says how long each takes.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ which pads to the batch's longest sequence rounded up to a multiple of 8. No Pyt
 
 Training batches are grouped by length (like `group_by_length` in HF's Trainer): each epoch shuffles all
 examples, sorts every window of `GROUP_BATCHES` batches by length, cuts it into batches and shuffles the order
-of the batches. On real short text this halves the padding (movie reviews, batch 32: 55 -> ~32 tokens per
-row) and so the training time, while every epoch still sees new batch compositions in a new order.
+of the batches. Batches of similar lengths carry little padding, so on real short text most of each batch's
+work is real tokens, while every epoch still sees new batch compositions in a new order.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         batch, seq = ops.shape(input_mask)[0], ops.shape(input_mask)[1]
         # The projections run on the [b*s, H] token rows with an explicit BiasAdd: on 2-D inputs TensorFlow's
         # oneDNN rewrite fuses MatMul + BiasAdd (+ the caller's residual Add) into one kernel; a 3-D matmul is
-        # reshape/MatMul/reshape and the bias (~0.15 ms per layer at tiny) stays a separate pass.
+        # reshape/MatMul/reshape and the bias stays a separate pass over the activations.
         tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
         if query_positions is None:
             q, k, v = self._heads(tokens, self.qkv_kernel, self.qkv_bias, batch, seq, 3)   # [b, N, s, d] each
@@ -106,8 +106,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         projected = ops.reshape(projected, (batch, length, parts, self.num_heads, self.head_size))
         projected = ops.transpose(projected, (2, 0, 3, 1, 4))                          # [parts, b, N, len, d]
         # unstack, not projected[0], projected[1], ...: the gradient of an unstack is one stack, while each
-        # strided slice's gradient is a full [parts, b, N, len, d] tensor of zeros around its part (in the TF
-        # profiler ~12% of the op time of a graph-mode pretraining step at mini before this).
+        # strided slice's gradient is a full [parts, b, N, len, d] tensor of zeros around its part, written and
+        # summed in every training step.
         return ops.unstack(projected, parts, axis=0)
 
     def compute_output_spec(self, x, input_mask, query_positions=None, training=None):

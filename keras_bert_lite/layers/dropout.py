@@ -12,11 +12,10 @@ _LEVELS = 1 << 16   # a mask element is one uint16: kept when it is >= round(rat
 class Dropout(keras.layers.Dropout):
     """`keras.layers.Dropout` (same arguments, seed state and config) with a cheaper mask on TensorFlow CPUs.
 
-    Keras draws one float32 uniform per element (`tf.nn.experimental.stateless_dropout`); in a CPU profile
-    of a tiny-preset MLM+NSP step (250 ms) its 7 masks took 21 ms of op time. Here one uint32 of the same
-    stateless Philox stream covers two elements, 16 bits each, which halves the mask's cost (2M elements:
-    4.3 ms instead of 9.0 ms for Keras' dropout). The masks mostly overlap other ops, so whole steps gain
-    less: an MLM+NSP step of the small preset ~2%, the tiny one ~1% (2026-11-25, 2-core AVX-512 CPU).
+    Keras draws one float32 uniform per element (`tf.nn.experimental.stateless_dropout`), and in a CPU
+    training step the masks' random numbers are a visible share of the op time. Here one uint32 of the same
+    stateless Philox stream covers two elements, 16 bits each, which halves the random-number work per mask.
+    The masks mostly overlap other ops, so whole steps gain less than the masks do (bench/README.md).
 
         bits  = stateless_uniform([..., n / 2], uint32) viewed as uint16 [..., n]
         keep  = bits >= t,  t = round(rate * 65536)          # P(keep) = 1 - t / 65536
@@ -28,7 +27,7 @@ class Dropout(keras.layers.Dropout):
     the same (the masks themselves differ from Keras').
 
     Keras' implementation runs instead where this form does not apply or does not pay: an odd or unknown last
-    dimension, `noise_shape`, a rate that rounds to 0 or 65536 levels, a GPU present (not measured there),
+    dimension, `noise_shape`, a rate that rounds to 0 or 65536 levels, a GPU present (not benchmarked there),
     or another Keras backend.
 
     Call args:

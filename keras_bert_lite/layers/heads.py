@@ -97,7 +97,7 @@ class MaskedLMHead(keras.layers.Layer):
             x = gather_positions(sequence_output, masked_lm_positions)
         x = self.layer_norm(self.activation(self.transform(x)))                            # [b, P, H]
         # One [b*P, H] x [H, V] matmul: a broadcast batch matmul with P rows per batch element (or
-        # keras.ops.einsum) is ~3x slower on CPU.
+        # keras.ops.einsum) is slower on CPU.
         # The table is used as stored, [V, H] (transpose_b): its gradient, [V, H] = dlogits^T x, is then one
         # matmul, where a transposed [H, V] table's needs a 30k x H transpose as well.
         batch, predictions = ops.shape(x)[0], ops.shape(x)[1]

@@ -21,8 +21,8 @@ class LayerNorm(keras.layers.LayerNormalization):
         -> back to x's shape -> * gamma -> + beta
 
     — into one `_MklLayerNorm` kernel wherever its intermediate results are not needed elsewhere (inference:
-    0.13 ms instead of ~0.6 ms per LayerNorm in a tiny encoder's forward pass; a training step keeps
-    FusedBatchNormV3 and its gradient op, as fast as Keras' form there). Each row is a "channel" of the batch
+    one pass instead of ~10; a training step keeps FusedBatchNormV3 and its gradient op, which cost about what
+    Keras' form does). Each row is a "channel" of the batch
     norm, so its statistics are the row's mean and biased variance over H: exactly LayerNorm's.
 
     Two details keep the rewrite applicable: the raw op is called (`tf.nn.fused_batch_norm` raises epsilon to
@@ -30,9 +30,9 @@ class LayerNorm(keras.layers.LayerNormalization):
     through `placeholder_with_default` so that Grappler's constant folding cannot turn the two `Fill`s into
     constants when shapes are static (the rewrite matches `Fill` nodes only).
 
-    Where no fused kernel exists this form is slower (oneDNN off: 17% slower tiny forward; XLA, which fuses
-    Keras' form itself: 15% slower), so there, and on GPUs, and for other configurations (several axes, no
-    center/scale, RMS scaling), Keras' own implementation runs.
+    Where no fused kernel exists (oneDNN off; XLA, which fuses Keras' form itself) this form is slower than
+    Keras', so there, and on GPUs, and for other configurations (several axes, no center/scale, RMS scaling),
+    Keras' own implementation runs. bench/README.md has the measurements.
 
     Call args:
         inputs: `[..., H]`; computed in float32 (as Keras does), returned in the layer's compute dtype.

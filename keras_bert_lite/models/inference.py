@@ -16,9 +16,9 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
     the attention's batch matmuls and head transposes) use poorly. Here the batch is cut into `parts` slices and
     the model runs on each: the slices' ops are independent, so TensorFlow's executor runs them at the same time
     (inter-op threads) and both cores stay busy. The outputs are concatenated back along the batch axis;
-    sequences never interact, so they are exactly the outputs of one call on the whole batch. Measured on 2
-    cores (batch 32 x 128 tokens, float32, graph mode, medians of interleaved rounds in one process), 2 slices
-    against one call: BERT-tiny 4-12% faster, mini 10-12%, small 2-3%, base 4%; 4 slices were slower than 2.
+    sequences never interact, so they are exactly the outputs of one call on the whole batch. The default is two
+    slices, the count chosen by measurement on 2-core machines (bench/README.md): each slice adds per-op
+    overhead, so more slices than it takes to keep the cores busy cost more than they gain.
 
     Args:
         model: a Keras model whose inputs (a tensor, or a dict/list of them) all have the batch as axis 0.

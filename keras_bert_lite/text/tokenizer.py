@@ -112,7 +112,7 @@ class BertTokenizer(tf.Module):
     def _tokenize(self, text, offsets: bool) -> tuple:
         """(ids,) or, with `offsets`, (ids, starts, ends): RaggedTensors `[batch, (tokens)]`.
 
-        Without offsets the character-span bookkeeping is skipped: about a third of the time on non-ASCII text.
+        Without offsets the character-span bookkeeping, a large share of the work on non-ASCII text, is skipped.
         """
         if self.variant == "portable":
             return self._general(text, offsets)

@@ -29,8 +29,8 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
         tpu: TPU name or grpc address for "tpu" ("" or None = the local TPU VM).
 
     One device means TensorFlow's default strategy, not `OneDeviceStrategy`: under `OneDeviceStrategy` Keras
-    distributes the dataset and runs each `fit` step through a distributed iterator, which made a fine-tuning
-    epoch with dynamically padded batches 1.6x slower on CPU (MiniLM, 38 batches: 63 s vs 39 s).
+    distributes the dataset and runs each `fit` step through a distributed iterator, whose per-step overhead
+    slows fine-tuning on dynamically padded batches (bench/README.md).
 
     Must be called at program start, before other TensorFlow work (multi-worker collectives, TPU
     initialisation and hiding the GPUs for "cpu" require it).
