@@ -17,13 +17,10 @@ reads as one); NaN, infinities and booleans are refused.
 from __future__ import annotations
 
 import decimal
-import logging
 import math
 import re
 
-from keras_bert_lite.data.errors import SKIP_HINT, DataError
-
-logger = logging.getLogger(__name__)
+from keras_bert_lite.data.errors import SKIP_HINT, report_bad_rows
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)   # no rounding
@@ -45,11 +42,7 @@ def drop_unlabeled(records: list, path: str, column: str, *, skip_bad_rows: bool
             bad.append(f"{path}:{record.line}: {problem}; give the row a label in column {column!r}, {SKIP_HINT}.")
         else:
             kept.append(record)
-    if bad and not skip_bad_rows:
-        raise DataError(bad[0] + (f" (and {len(bad) - 1} more such rows)" if len(bad) > 1 else ""))
-    if bad:
-        logger.warning("%s: skipped %d rows without a usable label (--skip_bad_rows), e.g. %s", path, len(bad),
-                       bad[0])
+    report_bad_rows(path, bad, skip_bad_rows, "rows without a usable label")
     return kept, len(bad)
 
 

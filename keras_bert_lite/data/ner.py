@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import logging
 
 import numpy as np
 import tensorflow as tf
 
 from keras_bert_lite.data.encoding import read_text, undecodable
-from keras_bert_lite.data.errors import SKIP_HINT, DataError
+from keras_bert_lite.data.errors import SKIP_HINT, DataError, report_bad_rows
 from keras_bert_lite.data.features import tokenize_fn
-
-logger = logging.getLogger(__name__)
 
 IGNORE = -100
 
@@ -70,10 +67,7 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
         words.append(fields[0])
         labels.append(fields[-1])
         first = first or number
-    if bad and not skip_bad_rows:
-        raise DataError(bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
-    if bad:
-        logger.warning("%s: skipped %d malformed lines (--skip_bad_rows), e.g. %s", path, len(bad), bad[0])
+    report_bad_rows(path, bad, skip_bad_rows, "malformed lines")
     if not sentences:
         raise DataError(f"{path}: no sentences found; expected CoNLL-2003 lines `word POS chunk TAG`.")
     return TaggedSentences(sentences, tags, lines, path)

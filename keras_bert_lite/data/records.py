@@ -13,15 +13,12 @@ import csv
 import dataclasses
 import io
 import json
-import logging
 import os
 import sys
 
 from keras_bert_lite.data.csv_rows import csv_rows
 from keras_bert_lite.data.encoding import read_text, undecodable
-from keras_bert_lite.data.errors import SKIP_HINT, DataError
-
-logger = logging.getLogger(__name__)
+from keras_bert_lite.data.errors import SKIP_HINT, DataError, report_bad_rows
 
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
 
@@ -66,11 +63,7 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
     else:
         records, bad = _csv_records(text, path, header, delimiter="\t" if fmt == "tsv" else ",",
                                     quoting=quoting or fmt == "csv")
-    if bad and not skip_bad_rows:
-        more = f" (and {len(bad) - 1} more malformed rows)" if len(bad) > 1 else ""
-        raise DataError(bad[0] + more)
-    if bad:
-        logger.warning("%s: skipped %d malformed rows (--skip_bad_rows), e.g. %s", path, len(bad), bad[0])
+    report_bad_rows(path, bad, skip_bad_rows)
     return records, len(bad)
 
 

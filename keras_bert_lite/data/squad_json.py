@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 
 from keras_bert_lite.data.encoding import read_text, undecodable
-from keras_bert_lite.data.errors import DataError
-
-logger = logging.getLogger(__name__)
+from keras_bert_lite.data.errors import DataError, report_bad_rows
 
 _LAYOUT = ('expected {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers": '
            '[{"text", "answer_start"}]}]}]}]}')
@@ -73,10 +70,7 @@ def read_squad_json(path: str, *, skip_bad_rows: bool = False) -> list[SquadExam
                     continue
                 seen[example.qid] = f"{where}.qas[{q}]"
                 examples.append(example)
-    if bad and not skip_bad_rows:
-        raise DataError(bad[0] + (f" (and {len(bad) - 1} more malformed entries)" if len(bad) > 1 else ""))
-    if bad:
-        logger.warning("%s: skipped %d malformed entries (--skip_bad_rows), e.g. %s", path, len(bad), bad[0])
+    report_bad_rows(path, bad, skip_bad_rows, "malformed entries")
     if not examples:
         raise DataError(f"{path}: no questions found; {_LAYOUT}.")
     return examples

@@ -5,7 +5,6 @@ import shutil
 import subprocess
 import sys
 
-import grpc
 import pytest
 
 from keras_bert_lite.serving import ServerUnavailableError, ServingClient

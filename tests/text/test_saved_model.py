@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite.text import BertPacker, BertTokenizer
+from keras_bert_lite.text import BertPacker
 
 TEXTS = ["Hello, world!", "", "Ünïcödé ΟΔΟΣ 中文 \x01 tab\there", "b" * 120]
 # tf_text ops linked by stock TF Serving (FastBertNormalize only from 2.12; we do not use it).
