@@ -27,6 +27,7 @@ import os
 
 import keras
 
+from keras_bert_lite.hub_names import resolve_model
 from keras_bert_lite.utils.files import atomic_write_text
 
 PRETRAINER_FILE = "pretrainer.keras"
@@ -123,7 +124,8 @@ def model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, ENCODER_FI
 
 
 def init_vocab(vocab: str, init: str) -> str:
-    """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format).
+    """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format, also a
+    Hugging Face model name or a `.zip` archive: `hub_names.resolve_model`).
 
     Raises:
         FileNotFoundError: neither is there; the message says how to make or pass one.
@@ -133,6 +135,7 @@ def init_vocab(vocab: str, init: str) -> str:
             raise FileNotFoundError(f"--vocab {vocab}: no such file.")
         return vocab
     if init:
+        init = resolve_model(init)
         base = run_dir_of(init) if os.path.exists(init) else os.path.dirname(init)   # a TF1 prefix has no file
         for name in VOCAB_FILES:
             if os.path.exists(os.path.join(base, name)):

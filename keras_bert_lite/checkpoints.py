@@ -3,13 +3,16 @@
 One name table: every weight of our encoder and pretraining heads is described by the original TF1 variable
 name(s) it comes from (`bert/encoder/layer_0/attention/self/query/kernel`, ...). Hugging Face names are derived
 from those (`encoder.layer.0.attention.self.query.weight`, transposed), so both formats go through the same
-assembly. Loading is strict: a checkpoint variable that nothing consumes, a weight that finds no variable, or a
+assembly, and `hf_tensors` reads the same table backwards to export (`export.hf`). Loading is strict: a checkpoint variable that nothing consumes, a weight that finds no variable, or a
 shape mismatch raises a `CheckpointMismatchError` listing all of them.
+
+A model argument may also be a Hugging Face Hub name or an original `.zip` archive (`hub_names.resolve_model`).
 """
 
 from __future__ import annotations
 
 import glob
+import json
 import logging
 import os
 import re
@@ -19,7 +22,9 @@ import numpy as np
 
 from keras_bert_lite.artifacts import ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE, model_file
 from keras_bert_lite.config import BertConfig
+from keras_bert_lite.hub_names import resolve_model
 from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrainer
+from keras_bert_lite.models.introspect import encoder_config
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +34,12 @@ _IGNORED_TF1 = re.compile(r"(^|/)(global_step|adam_[mv]|Adam(_\d+)?|Momentum|bet
                           r"|good_steps|current_loss_scale)($|/)")
 _IGNORED_HF = {"embeddings.position_ids", "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
 _HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
+# The fine-tuning heads of Hugging Face's BertFor{SequenceClassification,MultipleChoice,TokenClassification}
+# ("classifier") and BertForQuestionAnswering ("qa_outputs"): skipped by load_encoder, written by export.hf.
+HF_TASK_HEADS = ("classifier", "qa_outputs")
+# Hugging Face architectures built without the pooler (BertModel(add_pooling_layer=False)): their files have none.
+HF_NO_POOLER = ("BertForTokenClassification", "BertForQuestionAnswering", "BertForMaskedLM", "BertLMHeadModel")
+_POOLER = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
 
 
 class CheckpointMismatchError(ValueError):
@@ -80,6 +91,13 @@ def _assemble(path: str, arrays: list[np.ndarray]) -> np.ndarray:
     return arrays[0] if len(arrays) == 1 else np.concatenate(arrays, axis=-1)
 
 
+def _disassemble(path: str, value: np.ndarray, count: int) -> list[np.ndarray]:
+    """The inverse of `_assemble`: our weight -> its `count` TF1 arrays."""
+    if path == "next_sentence/dense/kernel":
+        return [value.T]
+    return [value] if count == 1 else np.split(value, count, axis=-1)
+
+
 def _hf_candidates(tf1_name: str) -> tuple[list[str], bool]:
     """Hugging Face key candidates for a TF1 variable name, and whether HF stores it transposed."""
     name = tf1_name
@@ -99,6 +117,16 @@ def _hf_candidates(tf1_name: str) -> tuple[list[str], bool]:
     if name.startswith("bert."):                                      # BertModel files have no "bert." prefix
         names += [n[len("bert."):] for n in list(names)]
     return names, transpose
+
+
+def _hf_name(tf1_name: str, bert_prefix: bool) -> tuple[str, bool]:
+    """The Hugging Face key today's transformers writes for a TF1 variable name (`LayerNorm.weight`, not
+    `gamma`; `bert.` prefixed in models with heads), and whether it is stored transposed."""
+    candidates, transpose = _hf_candidates(tf1_name)
+    name = candidates[0]
+    if not bert_prefix and name.startswith("bert."):
+        name = name[len("bert."):]
+    return name, transpose
 
 
 # --------------------------------------------------------------------------- readers
@@ -164,11 +192,15 @@ def _read_config(config_path: str | None, config: BertConfig | None) -> BertConf
 
 
 # --------------------------------------------------------------------------- public API
-def read_checkpoint(path: str, config: BertConfig | None = None) -> tuple[BertConfig, dict[str, np.ndarray]]:
-    """Reads a HF directory or TF1 checkpoint into (config, {TF1 variable name: array in TF1 layout}).
+def read_checkpoint(path: str, config: BertConfig | None = None, revision: str | None = None
+                    ) -> tuple[BertConfig, dict[str, np.ndarray]]:
+    """Reads a HF directory or TF1 checkpoint (or a Hub name or `.zip` archive of one: `hub_names`) into
+    (config, {TF1 variable name: array in TF1 layout}).
 
-    Raises CheckpointMismatchError for checkpoint variables that have no place in a BERT pretrainer.
+    Hugging Face fine-tuning heads (`HF_TASK_HEADS`) are skipped; any other checkpoint variable that has no
+    place in a BERT pretrainer raises CheckpointMismatchError.
     """
+    path = resolve_model(path, revision)
     fmt, location, config_path = _locate(path)
     if fmt == "keras":
         raise ValueError(f"{path}: a .keras file holds a whole model; use keras.saving.load_model or load_encoder.")
@@ -181,6 +213,10 @@ def read_checkpoint(path: str, config: BertConfig | None = None) -> tuple[BertCo
         hf = _read_safetensors(sorted(glob.glob(os.path.join(location, "*.safetensors"))))
         tensors, used = _tf1_view_of_hf(hf, expected)
         unused = sorted(k for k in set(hf) - used if k not in _IGNORED_HF and "bert." + k not in _IGNORED_HF)
+        task_heads = [k for k in unused if k.split(".")[0] in HF_TASK_HEADS]
+        if task_heads:
+            logger.info("%s: skipping the fine-tuning head %s.", path, task_heads)
+            unused = [k for k in unused if k not in task_heads]
     if unused:
         raise CheckpointMismatchError(
             f"{path}: {len(unused)} checkpoint variable(s) match no weight of a BERT model with "
@@ -191,11 +227,7 @@ def read_checkpoint(path: str, config: BertConfig | None = None) -> tuple[BertCo
 def assign_weights(model: keras.Model, config: BertConfig, tensors: dict[str, np.ndarray], source: str) -> None:
     """Assigns TF1-named arrays to an encoder (or a BertPretrainer: encoder + heads), strictly."""
     is_pretrainer = isinstance(model, BertPretrainer)
-    encoder = model.encoder if is_pretrainer else model
-    variables = {v.path: v for v in encoder.weights}
-    if is_pretrainer:
-        variables.update({v.path: v for name in ("masked_lm", "next_sentence")
-                          for v in model.get_layer(name).weights})
+    variables = _variables(model)
     table = _weight_sources(config, heads=is_pretrainer)
     missing, bad_shape, values = [], [], {}
     for path, names in table.items():
@@ -224,21 +256,59 @@ def assign_weights(model: keras.Model, config: BertConfig, tensors: dict[str, np
         variables[path].assign(value.astype(variables[path].dtype))
 
 
-def load_encoder(path: str, config: BertConfig | None = None) -> keras.Model:
+def _variables(model: keras.Model) -> dict[str, keras.Variable]:
+    """Our weight path -> variable, of an encoder or a BertPretrainer (encoder + MLM/NSP heads)."""
+    is_pretrainer = isinstance(model, BertPretrainer)
+    variables = {v.path: v for v in (model.encoder if is_pretrainer else model).weights}
+    if is_pretrainer:
+        variables.update({v.path: v for name in ("masked_lm", "next_sentence")
+                          for v in model.get_layer(name).weights})
+    return variables
+
+
+def hf_tensors(model: keras.Model, bert_prefix: bool | None = None) -> dict[str, np.ndarray]:
+    """The weights of an encoder (or a BertPretrainer: + MLM/NSP heads) under the names and in the layout of
+    Hugging Face transformers (`_weight_sources` read backwards): the tensors of a BertModel (or
+    BertForPreTraining) `model.safetensors`.
+
+    Args:
+        bert_prefix: prefix the encoder's names with `bert.`, as every HF model with a head does (default: for
+            a BertPretrainer only).
+    """
+    is_pretrainer = isinstance(model, BertPretrainer)
+    config = encoder_config(model.encoder if is_pretrainer else model)
+    prefix = is_pretrainer if bert_prefix is None else bert_prefix
+    variables = _variables(model)
+    out = {}
+    for path, names in _weight_sources(config, heads=is_pretrainer).items():
+        value = keras.ops.convert_to_numpy(variables[path].value).astype(np.float32)
+        for name, array in zip(names, _disassemble(path, value, len(names))):
+            key, transpose = _hf_name(name, prefix)
+            out[key] = np.ascontiguousarray(array.T if transpose else array)
+    return out
+
+
+def load_encoder(path: str, config: BertConfig | None = None, revision: str | None = None) -> keras.Model:
     """Builds an encoder with pretrained weights.
 
     Args:
-        path: a Hugging Face directory (`config.json` + `*.safetensors`, BertModel or BertForPreTraining names),
-            an original google-research/bert directory (`bert_config.json` + `bert_model.ckpt.*`) or checkpoint
-            prefix, a `.keras` file of any keras_bert_lite model (its encoder is returned), or a keras_bert_lite
-            run directory (pretraining or fine-tuning: `artifacts`).
+        path: a Hugging Face directory (`config.json` + `*.safetensors`, BertModel or BertForPreTraining names;
+            a fine-tuned BertFor... model's head is skipped), an original google-research/bert directory
+            (`bert_config.json` + `bert_model.ckpt.*`), checkpoint prefix or `.zip` archive, a `.keras` file of
+            any keras_bert_lite model (its encoder is returned), a keras_bert_lite run directory (pretraining or
+            fine-tuning: `artifacts`), or a Hugging Face Hub model name (`bert-base-uncased`,
+            `google-bert/bert-base-uncased@<revision>`: `hub_names`; honours HF_HUB_OFFLINE and HF_HUB_CACHE).
+            A local path wins over a name.
         config: overrides the config file found beside the weights.
+        revision: the branch, tag or commit of a Hub model name (or write `name@revision`).
 
     Returns:
         The encoder (see `build_encoder`). Pretraining-head variables in the checkpoint are skipped; anything
-        else that does not match raises CheckpointMismatchError.
+        else that does not match raises CheckpointMismatchError. A Hugging Face model saved without a pooler
+        (BertForTokenClassification, BertForQuestionAnswering, BertForMaskedLM) gets a freshly initialised one.
     """
-    fmt, location, _ = _locate(path)
+    path = resolve_model(path, revision)
+    fmt, location, config_path = _locate(path)
     if fmt == "keras":
         model = keras.saving.load_model(location)
         return model if _is_encoder(model) else model.get_layer("encoder")
@@ -248,11 +318,27 @@ def load_encoder(path: str, config: BertConfig | None = None) -> keras.Model:
         logger.info("%s: skipping %d pretraining-head variables (use load_pretrainer to keep them).", path,
                     len(heads))
     encoder = build_encoder(config)
-    assign_weights(encoder, config, {n: t for n, t in tensors.items() if n not in heads}, source=path)
+    tensors = {n: t for n, t in tensors.items() if n not in heads}
+    if fmt == "hf" and not any(n in tensors for n in _POOLER) and _hf_architecture(config_path) in HF_NO_POOLER:
+        logger.warning("%s: a %s has no pooler; pooled_output comes from a freshly initialised one.", path,
+                       _hf_architecture(config_path))
+        tensors.update(dict(zip(_POOLER, (keras.ops.convert_to_numpy(w) for w in
+                                          encoder.get_layer("pooler").dense.weights))))
+    assign_weights(encoder, config, tensors, source=path)
     return encoder
 
 
-def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool = False) -> BertPretrainer:
+def _hf_architecture(config_path: str | None) -> str | None:
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            architectures = json.load(f).get("architectures") or [None]
+    except (OSError, TypeError, ValueError, AttributeError):
+        return None
+    return architectures[0]
+
+
+def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool = False,
+                    revision: str | None = None) -> BertPretrainer:
     """Builds a BertPretrainer with pretrained encoder and MLM/NSP head weights.
 
     Args:
@@ -260,7 +346,9 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
         config: overrides the config file found beside the weights.
         new_heads: if the checkpoint has no pretraining heads (e.g. a HF BertModel), start them freshly
             initialised instead of raising.
+        revision: the branch, tag or commit of a Hub model name (or write `name@revision`).
     """
+    path = resolve_model(path, revision)
     fmt, location, _ = _locate(path, prefer=(PRETRAINER_FILE, ENCODER_FILE, TASK_MODEL_FILE))
     if fmt == "keras":
         model = keras.saving.load_model(location)

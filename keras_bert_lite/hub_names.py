@@ -1,0 +1,200 @@
+"""Models by name: what a model argument means when it is not a local checkpoint directory or file.
+
+Every loader (`load_encoder`, `load_pretrainer`) and every tool's `--init` takes, besides a local path:
+
+  * a Hugging Face Hub model name: `bert-base-uncased`, `google-bert/bert-base-uncased`, pinned to a branch,
+    tag or commit as `google-bert/bert-base-uncased@<revision>` (or the loaders' `revision=` argument).
+    Resolved by `huggingface_hub.snapshot_download` into its cache (`HF_HUB_CACHE`, else `HF_HOME/hub`, else
+    ~/.cache/huggingface/hub), fetching only the files a BERT needs (`HUB_FILES`: config, safetensors weights,
+    vocabulary and tokenizer settings). With `HF_HUB_OFFLINE=1` only the cache is read, and a model missing
+    there is a `ModelNotFoundError` naming the repository, the cache directory and the command that fills it.
+    The legacy names (`bert-base-uncased`, ...) and their `google-bert/` names find each other's cache entry.
+  * an original google-research/bert `.zip` archive as released (`uncased_L-12_H-768_A-12.zip`: one directory
+    with bert_config.json, bert_model.ckpt.*, vocab.txt), extracted once into `archive_cache_dir()`; its
+    directory keeps its name, which records the casing (`text.casing`).
+
+A path that exists always wins over a name. `resolve_model` is the one function that decides; it returns the
+local directory (or file) that `checkpoints` and `artifacts` then read as they read any local model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+import zipfile
+
+from huggingface_hub import constants as hub_constants
+from huggingface_hub import errors as hub_errors
+from huggingface_hub import snapshot_download
+from huggingface_hub.errors import (
+    HFValidationError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
+# The files of a Hub repository a BERT needs; everything else (pytorch_model.bin, tf_model.h5, flax, onnx/,
+# coreml/) is never downloaded.
+HUB_FILES = ("config.json", "model.safetensors", "model-*-of-*.safetensors", "model.safetensors.index.json",
+             "vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+LEGACY_ORG = "google-bert"     # bert-base-uncased & co. moved here; the Hub redirects the old names
+ARCHIVE_SUFFIX = ".zip"
+
+# A Hub repository id: [org/]name of letters, digits, '-', '_', '.', optionally @revision.
+_REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}$")
+_TRUE = {"1", "ON", "YES", "TRUE"}
+# A LocalEntryNotFoundError for a cached snapshot that misses files (huggingface_hub >= 1.x only).
+_INCOMPLETE = getattr(hub_errors, "IncompleteSnapshotError", ())
+
+
+class ModelNotFoundError(FileNotFoundError):
+    """A model argument is neither a local path nor a model the Hub (or its cache, offline) has."""
+
+
+def split_revision(name: str, revision: str | None = None) -> tuple[str, str | None]:
+    """`org/name@rev` -> (`org/name`, `rev`); `revision` given as well must agree."""
+    repo_id, at, pinned = name.partition("@")
+    if at and not pinned:
+        raise ValueError(f"{name!r}: empty revision after '@'; write org/name@<branch, tag or commit>.")
+    if pinned and revision and pinned != revision:
+        raise ValueError(f"{name!r} pins revision {pinned!r} but revision={revision!r} was passed; give one.")
+    return repo_id, pinned or revision or None
+
+
+def is_model_name(text: str) -> bool:
+    """Whether `text` reads as a Hub model name (`name`, `org/name`, either with `@revision`), not a path."""
+    repo_id = text.partition("@")[0]
+    return bool(_REPO_ID.match(repo_id)) and not repo_id.endswith((".keras", ".zip", ".json", ".txt", ".index",
+                                                                   ".safetensors", ".ckpt"))
+
+
+def offline() -> bool:
+    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, or as huggingface_hub read it at import."""
+    return any(os.environ.get(v, "").upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")) \
+        or hub_constants.HF_HUB_OFFLINE
+
+
+def hub_cache_dir() -> str:
+    """huggingface_hub's cache directory as the environment says now (HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE,
+    HF_HOME/hub, XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub: its own order)."""
+    env = os.environ
+    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"),
+                                              "huggingface")
+    path = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
+    return os.path.expandvars(os.path.expanduser(path))
+
+
+def archive_cache_dir() -> str:
+    """Where `.zip` archives are extracted: KERAS_BERT_LITE_CACHE, else XDG_CACHE_HOME (or ~/.cache) /
+    keras_bert_lite, each in an `archives/` subdirectory."""
+    root = os.environ.get("KERAS_BERT_LITE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "keras_bert_lite")
+    return os.path.join(os.path.expanduser(root), "archives")
+
+
+def resolve_model(path: str, revision: str | None = None) -> str:
+    """The local directory or file a model argument means.
+
+    Args:
+        path: a local path (returned as is; a `.zip` archive is extracted first), or a Hub model name
+            (`[org/]name[@revision]`).
+        revision: a branch, tag or commit of a Hub model (instead of `@revision`).
+
+    Raises:
+        ModelNotFoundError: not a local path, and the Hub (or offline, its cache) has no such model or revision;
+            the message says where it looked and how to get the model there.
+    """
+    path = os.fspath(path)
+    if os.path.exists(path) or os.path.exists(path + ".index"):      # a TF1 prefix names no file itself
+        if path.endswith(ARCHIVE_SUFFIX) and os.path.isfile(path):
+            return extract_archive(path)
+        if revision:
+            raise ValueError(f"{path} is a local path; revision={revision!r} applies to Hub model names only.")
+        return path
+    if not is_model_name(path):
+        raise ModelNotFoundError(f"{path}: no such file or directory (and not a Hugging Face model name "
+                                 "[org/]name[@revision]).")
+    repo_id, revision = split_revision(path, revision)
+    return _snapshot(repo_id, revision, requested=path)
+
+
+def _aliases(repo_id: str) -> list[str]:
+    """The names a repository may be cached under: the legacy `bert-*` names and their `google-bert/` names."""
+    org, _, name = repo_id.rpartition("/")
+    if not org and name.startswith("bert-"):
+        return [repo_id, f"{LEGACY_ORG}/{name}"]
+    if org == LEGACY_ORG:
+        return [repo_id, name]
+    return [repo_id]
+
+
+def _snapshot(repo_id: str, revision: str | None, requested: str) -> str:
+    cache = hub_cache_dir()
+    local_only = offline()
+    where = f"revision {revision!r}" if revision else "its default branch (main)"
+    incomplete = None
+    for i, candidate in enumerate(_aliases(repo_id)):
+        try:
+            return snapshot_download(candidate, revision=revision, cache_dir=cache, allow_patterns=list(HUB_FILES),
+                                     local_files_only=local_only or i > 0)
+        except HFValidationError as error:
+            raise ModelNotFoundError(f"{requested}: no such local path, and not a valid Hugging Face model name "
+                                     f"({error}).") from None
+        except RevisionNotFoundError:
+            raise ModelNotFoundError(f"{requested}: the Hugging Face model {repo_id} has no revision {revision!r} "
+                                     "(a branch, tag or commit).") from None
+        except LocalEntryNotFoundError as error:
+            if isinstance(error, _INCOMPLETE):
+                incomplete = error
+        except RepositoryNotFoundError:
+            if i == 0 and not local_only:
+                raise ModelNotFoundError(
+                    f"{requested}: no such local path, and no model {repo_id} on the Hugging Face Hub (a private "
+                    "or gated one needs `hf auth login` first).") from None
+    fill = (f"`hf download {repo_id}{' --revision ' + revision if revision else ''} --cache-dir {cache} "
+            "--include '*.json' --include '*.safetensors' --include vocab.txt`")
+    if incomplete is not None:
+        raise ModelNotFoundError(f"{requested}: the cached snapshot of {repo_id} in {cache} is incomplete "
+                                 f"({incomplete}). Complete it with {fill}.") from None
+    if local_only:
+        raise ModelNotFoundError(
+            f"{requested}: no such local path, and the Hugging Face model {repo_id} ({where}) is not in the cache "
+            f"{cache}, which is all HF_HUB_OFFLINE=1 allows. Fill the cache on a machine with network: {fill} "
+            "(or run once without HF_HUB_OFFLINE=1), or pass a local directory with config.json and "
+            "model.safetensors.")
+    raise ModelNotFoundError(f"{requested}: the Hugging Face Hub could not be reached and {repo_id} ({where}) "
+                             f"is not in the cache {cache}; fill it with {fill}, or pass a local directory.")
+
+
+def extract_archive(path: str) -> str:
+    """Extracts an original `.zip` archive once into `archive_cache_dir()` (keyed by its path, size and
+    modification time) and returns the model directory in it: the archive's single top directory (e.g.
+    `uncased_L-12_H-768_A-12`, whose name records the casing), else the extraction root."""
+    path = os.path.abspath(path)
+    stat = os.stat(path)
+    key = hashlib.sha256(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:16]
+    target = os.path.join(archive_cache_dir(), f"{os.path.basename(path)[:-len(ARCHIVE_SUFFIX)]}-{key}")
+    if not os.path.isdir(target):
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".extract-", dir=os.path.dirname(target))
+        try:
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    archive.extractall(tmp)    # member names with '..' or a leading '/' stay inside tmp
+            except zipfile.BadZipFile as error:
+                raise ValueError(f"{path}: not a readable .zip archive ({error}).") from None
+            try:
+                os.rename(tmp, target)
+            except OSError:                     # another process extracted it first
+                if not os.path.isdir(target):
+                    raise
+        finally:
+            if os.path.isdir(tmp):
+                shutil.rmtree(tmp, ignore_errors=True)
+    entries = [e for e in os.listdir(target) if e != "__MACOSX" and not e.startswith(".")]
+    if len(entries) == 1 and os.path.isdir(os.path.join(target, entries[0])):
+        return os.path.join(target, entries[0])
+    return target
