@@ -2,7 +2,9 @@
 
 Each builder takes a BertConfig (a new encoder) or an existing encoder model (shared, so pretrained weights
 move into the task model), and returns a functional `keras.Model` whose inputs are the three encoder inputs
-and whose outputs are float32 logits. The encoder is the nested layer named "encoder".
+and whose outputs are float32 logits. The encoder is the nested layer named "encoder". The dropout before an
+output layer defaults to the encoder's `hidden_dropout` (0.1 in every preset and released BERT, as the original's
+classifier dropout; Hugging Face's default too).
 """
 
 import keras
@@ -19,7 +21,11 @@ def _encoder(config_or_encoder):
     return config_or_encoder, encoder_config(config_or_encoder)
 
 
-def build_classifier(config_or_encoder, num_classes: int, dropout: float = 0.1,
+def _dropout(dropout: float | None, config: BertConfig) -> float:
+    return config.hidden_dropout if dropout is None else dropout
+
+
+def build_classifier(config_or_encoder, num_classes: int, dropout: float | None = None,
                      name: str = "classifier") -> keras.Model:
     """Sequence (pair) classification on the pooled [CLS] vector: logits `[b, num_classes]`.
 
@@ -30,18 +36,18 @@ def build_classifier(config_or_encoder, num_classes: int, dropout: float = 0.1,
     encoder, config = _encoder(config_or_encoder)
     inputs = encoder_inputs()
     pooled = encoder(inputs)["pooled_output"]
-    logits = LogitsHead(num_classes, config.hidden_size, dropout=dropout,
+    logits = LogitsHead(num_classes, config.hidden_size, dropout=_dropout(dropout, config),
                         initializer_range=config.initializer_range, name="logits")(pooled)
     return keras.Model(inputs, logits, name=name)
 
 
-def build_token_classifier(config_or_encoder, num_classes: int, dropout: float = 0.1,
+def build_token_classifier(config_or_encoder, num_classes: int, dropout: float | None = None,
                            name: str = "token_classifier") -> keras.Model:
     """Per-token classification (NER): logits `[b, s, num_classes]`."""
     encoder, config = _encoder(config_or_encoder)
     inputs = encoder_inputs()
     sequence = encoder(inputs)["sequence_output"]
-    logits = LogitsHead(num_classes, config.hidden_size, dropout=dropout,
+    logits = LogitsHead(num_classes, config.hidden_size, dropout=_dropout(dropout, config),
                         initializer_range=config.initializer_range, name="logits")(sequence)
     return keras.Model(inputs, logits, name=name)
 
@@ -56,13 +62,13 @@ def build_span_labeler(config_or_encoder, name: str = "span_labeler") -> keras.M
     return keras.Model(inputs, {"start_logits": start, "end_logits": end}, name=name)
 
 
-def build_multiple_choice(config_or_encoder, num_choices: int, dropout: float = 0.1,
+def build_multiple_choice(config_or_encoder, num_choices: int, dropout: float | None = None,
                           name: str = "multiple_choice") -> keras.Model:
     """SWAG-style multiple choice. Inputs are `[b, num_choices, s]`; output logits `[b, num_choices]`."""
     encoder, config = _encoder(config_or_encoder)
     inputs = encoder_inputs(prefix_shape=(num_choices,))
     fold = FoldChoices(name="fold_choices")
     pooled = encoder({key: fold(inputs[key]) for key in INPUT_NAMES})["pooled_output"]   # [b * C, H]
-    logits = MultipleChoiceHead(num_choices, config.hidden_size, dropout=dropout,
+    logits = MultipleChoiceHead(num_choices, config.hidden_size, dropout=_dropout(dropout, config),
                                 initializer_range=config.initializer_range, name="choice_logits")(pooled)
     return keras.Model(inputs, logits, name=name)

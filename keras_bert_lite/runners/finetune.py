@@ -11,8 +11,11 @@ The same command run again resumes: after a crash or kill -9 it continues from t
 with the metrics of an uninterrupted run; after a finished run it only rewrites the predictions. A non-finite
 loss or gradient norm stops the run at that step (`training.non_finite`).
 
-Distribution: `--strategy` cpu | mirrored | tpu | auto run `model.fit`. MultiWorkerMirroredStrategy is refused:
-Keras 3's fit crashes under it (keras-team/keras#20585).
+Distribution: `--strategy` cpu | mirrored | tpu | auto run `model.fit`. `--strategy multi_worker` (TF_CONFIG; the
+same command on every worker) runs the same training step and callbacks in a `strategy.run` loop
+(`training.replica_fit`), because Keras 3's `fit` crashes under MultiWorkerMirroredStrategy
+(keras-team/keras#20585): each replica takes its share of every global batch, so N workers end with the weights of
+one process with the same global batch. Worker 0 writes the run directory; every worker resumes from it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import logging
 import os
 import shutil
 import sys
+import tempfile
 
 import keras
 import numpy as np
@@ -35,9 +39,10 @@ from keras_bert_lite.runners import common
 from keras_bert_lite.runners.flags import distinct_integers, flag
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.training.callbacks import BestDevCheckpoint
-from keras_bert_lite.training.distribute import resolve_strategy
+from keras_bert_lite.training.distribute import is_chief, resolve_strategy
 from keras_bert_lite.training.non_finite import StopOnNonFinite
 from keras_bert_lite.training.optimization import create_optimizer
+from keras_bert_lite.training.replica_fit import replica_fit
 from keras_bert_lite.utils.files import atomic_path, atomic_write_text
 from keras_bert_lite.xla import use_xla
 
@@ -130,15 +135,10 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
         "best_seed", ...}.
     """
     validate_job(job)
-    multi_worker = ("Fine-tuning runs on one machine: Keras 3's model.fit crashes under "
-                    "MultiWorkerMirroredStrategy (keras-team/keras#20585). Use --strategy mirrored (all local GPUs) "
-                    "or --strategy tpu{}.")
-    if job.strategy == "multi_worker":
-        raise SystemExit(multi_worker.format(""))
     strategy = resolve_strategy(job.strategy, job.tpu)
-    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        raise SystemExit(multi_worker.format(", and unset TF_CONFIG (it lists several workers, so --strategy "
-                                             "auto chose multi_worker)"))
+    if job.batch_size % strategy.num_replicas_in_sync:
+        raise SystemExit(f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "
+                         "replicas: each takes an equal share of every batch.")
     common.set_precision(job)
     if common.is_resuming(*(_seed_dir(job, seed) for seed in job.seeds)):
         common.check_settings(job)
@@ -160,6 +160,8 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
         "best_seed": best_seed,
         "per_seed": {str(s): r for s, r in per_seed.items()},
     }
+    if not is_chief(strategy):
+        return summary
     if len(job.seeds) > 1:
         _copy_files(_seed_dir(job, best_seed), job.model_dir)
     atomic_write_text(os.path.join(job.model_dir, artifacts.METRICS_FILE), json.dumps(summary, indent=2) + "\n")
@@ -171,14 +173,18 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
 
 
 def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab, seed: int, out_dir: str) -> dict:
-    os.makedirs(out_dir, exist_ok=True)
+    chief = is_chief(strategy)
+    # Only the chief writes the run directory; other workers write into a temporary one, and resume from the chief's.
+    files_dir = out_dir if chief else tempfile.mkdtemp(prefix="finetune-worker-")
+    os.makedirs(files_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
-    steps_per_epoch = -(-task.train_size // job.batch_size)
+    multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+    steps_per_epoch = _steps_per_epoch(task.train_size, job.batch_size, strategy.num_replicas_in_sync if multi_worker
+                                       else 1)
     total_steps = steps_per_epoch * job.epochs
-    resume_dir = common.resume_dir(out_dir)
     with strategy.scope():
         encoder = common.start_encoder(job, vocab)
-        common.record_run(job, encoder, common.is_resuming(out_dir))
+        common.record_run(job, encoder, common.is_resuming(out_dir), write=chief)
         model = task.build_model(encoder)
         optimizer = create_optimizer(learning_rate=job.learning_rate, total_steps=total_steps,
                                      warmup_steps=int(total_steps * job.warmup_proportion),
@@ -187,33 +193,59 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         model.compile(optimizer=optimizer, jit_compile=use_xla(job.xla), **task.compile_args())
         predict = dataset_predictor(model, job.xla)
-        model_path = os.path.join(out_dir, artifacts.TASK_MODEL_FILE)
-        best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, model_path,
-                                 os.path.join(out_dir, "logs"), resume_dir)
-        done = best.restore(model)
+        model_path = os.path.join(files_dir, artifacts.TASK_MODEL_FILE)
+        optimizer.build(model.trainable_variables)
+    best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, model_path,
+                             os.path.join(files_dir, "logs"), common.resume_dir(files_dir))
+    done = best.restore(model, from_dir=common.resume_dir(out_dir),
+                        from_path=os.path.join(out_dir, artifacts.TASK_MODEL_FILE))
 
     spec = artifacts.TaskSpec(task.task_type, lower_case=vocab.lower_case, seq_length=job.seq_length,
                               **task.task_info())
-    spec.save(os.path.join(out_dir, artifacts.TASK_SPEC_FILE))
-    vocab.save(os.path.join(out_dir, artifacts.VOCAB_FILES[0]))
+    spec.save(os.path.join(files_dir, artifacts.TASK_SPEC_FILE))
+    vocab.save(os.path.join(files_dir, artifacts.VOCAB_FILES[0]))
 
     if done < job.epochs:
-        stop = StopOnNonFinite(f"{resume_dir} resumes from the last completed epoch, and {model_path} holds the "
-                               "best one so far")
-        callbacks = [keras.callbacks.TensorBoard(os.path.join(out_dir, "logs")), stop, best]
-        # One endless iterator, steps_per_epoch batches per epoch (a new iterator per epoch made graph-mode `fit`
-        # wait before some epochs' first batch). Off a terminal, one line per epoch.
-        model.fit(task.train_dataset(job.batch_size, seed, first_epoch=done), initial_epoch=done,
-                  epochs=job.epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, shuffle=False,
-                  verbose=1 if not job.quiet and sys.stdout.isatty() else 2)
+        stop = StopOnNonFinite(f"{common.resume_dir(out_dir)} resumes from the last completed epoch, and "
+                               f"{os.path.join(out_dir, artifacts.TASK_MODEL_FILE)} holds the best one so far")
+        callbacks = [keras.callbacks.TensorBoard(os.path.join(files_dir, "logs")), stop, best]
+        if multi_worker:
+            replicas = strategy.num_replicas_in_sync
+            replica_fit(model, lambda: _whole_shares(task.train_dataset(job.batch_size, seed, first_epoch=done),
+                                                     replicas),
+                        strategy, epochs=job.epochs, steps_per_epoch=steps_per_epoch, initial_epoch=done,
+                        callbacks=callbacks, log_epochs=chief)
+        else:
+            # One endless iterator, steps_per_epoch batches per epoch (a new iterator per epoch made graph-mode
+            # `fit` wait before some epochs' first batch). Off a terminal, one line per epoch.
+            model.fit(task.train_dataset(job.batch_size, seed, first_epoch=done), initial_epoch=done,
+                      epochs=job.epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, shuffle=False,
+                      verbose=1 if not job.quiet and sys.stdout.isatty() else 2)
     else:                 # a finished run, run again: the best epoch's weights, then the files once more
         best.set_model(model)
         best.on_train_end()
-    task.write_predictions(predict, out_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
+    task.write_predictions(predict, files_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
     result = {"metrics": best.best_metrics, "best_epoch": best.best_epoch, "epochs": best.history,
               "train_seconds_per_epoch": best.epoch_seconds}
-    atomic_write_text(os.path.join(out_dir, artifacts.METRICS_FILE), json.dumps(result, indent=2) + "\n")
+    atomic_write_text(os.path.join(files_dir, artifacts.METRICS_FILE), json.dumps(result, indent=2) + "\n")
+    if not chief:
+        shutil.rmtree(files_dir, ignore_errors=True)
     return result
+
+
+def _steps_per_epoch(examples: int, batch_size: int, replicas: int) -> int:
+    """Batches per epoch; with several replicas (`_whole_shares`) a last batch smaller than their count is dropped."""
+    last = examples % batch_size
+    return examples // batch_size + (1 if last and last >= replicas else 0)
+
+
+def _whole_shares(dataset, replicas: int):
+    """Cuts each batch to a multiple of `replicas` rows (the epoch's last batch may be smaller), so that every replica
+    gets an equal share: at most `replicas - 1` examples of an epoch are left out, others each epoch."""
+    def cut(*batch):
+        rows = tf.shape(tf.nest.flatten(batch)[0])[0] // replicas * replicas
+        return tf.nest.map_structure(lambda t: t[:rows], batch)
+    return dataset.map(cut).filter(lambda *batch: tf.shape(tf.nest.flatten(batch)[0])[0] > 0)
 
 
 def _seed_dir(job: FinetuneJob, seed: int) -> str:

@@ -57,18 +57,25 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         self._manager, self._state = None, None
 
     # ------------------------------------------------------------------ resume
-    def restore(self, model) -> int:
+    def restore(self, model, from_dir: str = "", from_path: str = "") -> int:
         """Restores `model` (weights, its optimizer, dropout RNGs) and this callback from the newest readable
         checkpoint in `resume_dir`; returns the number of epochs it had completed (0 for a new run).
 
-        Call it after `model.compile`, inside the distribution strategy's scope if there is one.
+        Call it after `model.compile` and after building the optimizer (`optimizer.build(model.trainable_variables)`,
+        inside the distribution strategy's scope if there is one), outside that scope: the callback's own state is a
+        string variable, which strategies do not mirror.
+
+        Args:
+            model: the compiled model.
+            from_dir, from_path: restore from these instead of `resume_dir` and `path` (another worker's run
+                directory, which only that worker writes).
         """
         model.optimizer.build(model.trainable_variables)
-        with tf.init_scope():
-            self._state = tf.Variable("", dtype=tf.string, trainable=False, name="best_dev_state")
+        self._state = tf.Variable("", dtype=tf.string, trainable=False, name="best_dev_state")
         checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
                                          rng_states=rng_state_variables(model), state=self._state)
-        restored = restore_latest(checkpoint, self.resume_dir)
+        source = from_dir or self.resume_dir
+        restored = restore_latest(checkpoint, source, repair_state=source == self.resume_dir)
         self._manager = tf.train.CheckpointManager(checkpoint, self.resume_dir, RESUME_CHECKPOINTS_KEPT,
                                                    checkpoint_name="ckpt")
         if not restored:
@@ -85,7 +92,8 @@ class BestDevCheckpoint(keras.callbacks.Callback):
             atomic_save_model(self._plain_model(), self.path)
         else:
             # Written after the checkpoint that recorded it, and never again since: it holds the best epoch.
-            self.best_weights = [w.numpy() for w in keras.saving.load_model(self.path, compile=False).weights]
+            best_file = from_path or self.path
+            self.best_weights = [w.numpy() for w in keras.saving.load_model(best_file, compile=False).weights]
         logger.info("Resumed from %s: %d epoch(s) done, best dev %s %.4f at epoch %d.", restored, done,
                     self.main_metric, self.best_metrics[self.main_metric], self.best_epoch)
         return done
