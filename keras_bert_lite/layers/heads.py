@@ -193,8 +193,10 @@ class SpanHead(keras.layers.Layer):
         return logits[..., 0], logits[..., 1]
 
     def compute_output_spec(self, sequence_output, input_mask):
-        spec = keras.KerasTensor(tuple(sequence_output.shape[:2]), dtype="float32")
-        return spec, spec
+        # Two distinct tensors: a functional model maps each output by its tensor, so one spec returned twice
+        # would make both outputs the last one (end_logits).
+        shape = tuple(sequence_output.shape[:2])
+        return keras.KerasTensor(shape, dtype="float32"), keras.KerasTensor(shape, dtype="float32")
 
     def get_config(self):
         config = super().get_config()
