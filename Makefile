@@ -87,16 +87,19 @@ test: venv
 #                                 reference's ids on the Python running them).
 #   minilm_encoder.npz, hf_tiny_pretraining/, hf_tiny_pretraining.npz
 #                                 make_model_goldens.py: Hugging Face BertModel / BertForPreTraining outputs.
+#   hf_export.npz                 make_hf_export_goldens.py: transformers' outputs for our export_hf exports of
+#                                 hf_export_models.py's tiny models (exported first in .venv, hence `venv`).
 # The whole target takes under a minute on 2 cores, venv creation included.
 # Not generated, so not here: text_reference_tokenization.py (google-research/bert's tokenization.py, vendored)
 # and text_cased_vocab.txt (an input vocab that our own kbl-vocab trained on bench/text_corpus.py's corpus).
-# Check the result with `make test PYTEST_ARGS="tests/text tests/test_checkpoints.py"`, then review `git diff`.
+# Check the result with `make test PYTEST_ARGS="tests/text tests/test_checkpoints.py tests/export/test_hf.py"`,
+# then review `git diff`.
 GOLDENS_PYTHON ?= python3.11
 GOLDENS_VENV   := bench/.venvs/goldens
 GOLDENS_PY     := $(GOLDENS_VENV)/bin/python
 GOLDENS_STAMP  := $(GOLDENS_VENV)/.installed
 
-goldens:
+goldens: venv
 	@$(probe)
 	want=$$(probe "$(GOLDENS_PYTHON)") || { echo "make: GOLDENS_PYTHON=$(GOLDENS_PYTHON) does not run;" \
 	  "the reference environment is Python 3.11: set GOLDENS_PYTHON=/path/to/python3.11." >&2; exit 1; }
@@ -118,6 +121,10 @@ goldens:
 	set -x
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_tokenizer_goldens.py
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_model_goldens.py
+	exports=$$(mktemp -d)
+	$(PY) tests/golden/hf_export_models.py $$exports
+	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_hf_export_goldens.py $$exports
+	rm -rf $$exports
 
 clean:
 	rm -rf $(VENV) .pytest_cache

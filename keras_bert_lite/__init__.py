@@ -20,6 +20,7 @@ from keras_bert_lite._version import __version__
 _EXPORTS = {
     "BertConfig": "keras_bert_lite.config",
     "load_encoder": "keras_bert_lite.checkpoints", "load_pretrainer": "keras_bert_lite.checkpoints",
+    "export_hf": "keras_bert_lite.export.hf",
     **{name: "keras_bert_lite.models" for name in (
         "BertPretrainer", "build_classifier", "build_encoder", "build_multiple_choice", "build_pretrainer",
         "build_span_labeler", "build_token_classifier", "encoder_config", "inference_function")},

@@ -3,8 +3,9 @@
 One name table: every weight of our encoder and pretraining heads is described by the original TF1 variable
 name(s) it comes from (`bert/encoder/layer_0/attention/self/query/kernel`, ...). Hugging Face names are derived
 from those (`encoder.layer.0.attention.self.query.weight`, transposed), so both formats go through the same
-assembly, and `hf_tensors` reads the same table backwards to export (`export.hf`). Loading is strict: a checkpoint variable that nothing consumes, a weight that finds no variable, or a
-shape mismatch raises a `CheckpointMismatchError` listing all of them.
+assembly, and `hf_tensors` reads the same table backwards to export (`export.hf`). Loading is strict: a
+checkpoint variable that nothing consumes, a weight that finds no variable, or a shape mismatch raises a
+`CheckpointMismatchError` listing all of them.
 
 A model argument may also be a Hugging Face Hub name or an original `.zip` archive (`hub_names.resolve_model`).
 """

@@ -1,0 +1,171 @@
+"""Export to Hugging Face (`export.hf`): transformers' outputs for our exports (golden, no torch here), the
+export read back by our own loaders, and exports of real Hugging Face files equal to those files.
+
+hf_export.npz is made by tests/golden/make_hf_export_goldens.py (`make goldens`) from exports of
+tests/golden/hf_export_models.py's tiny models. Each test exports the same model again and checks, against the
+golden: config.json equal to the one transformers read, every tensor of model.safetensors equal (name, shape,
+fingerprint) to the one transformers loaded, and our model's outputs equal to transformers' (<= 1e-5). So a wrong
+name, transposition, activation, label map or head fails here.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from keras_bert_lite import artifacts, build_classifier, build_encoder
+from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
+from keras_bert_lite.export.hf import export_hf
+from keras_bert_lite.text import BertTokenizer, Vocab
+from tests.conftest import GOLDEN_DIR
+from tests.golden import hf_export_models
+from tests.golden.hf_export_models import fingerprint
+
+INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+TINY_HF = GOLDEN_DIR / "hf_tiny_pretraining"
+
+
+@pytest.fixture(scope="module")
+def golden():
+    return dict(np.load(GOLDEN_DIR / "hf_export.npz"))
+
+
+def our_outputs(name, model, golden):
+    """Our model's outputs on the golden inputs, named as in the golden."""
+    if name == "multiple_choice":
+        feed = dict(zip(INPUTS, (golden["choice_word_ids"], golden["choice_mask"], golden["choice_type_ids"])))
+        return {"logits": model(feed, training=False)}
+    feed = {k: golden[k] for k in INPUTS}
+    if name == "pretrainer":
+        positions = np.broadcast_to(np.arange(feed["input_word_ids"].shape[1], dtype=np.int32),
+                                    feed["input_word_ids"].shape)
+        out = model(dict(feed, masked_lm_positions=positions), training=False)
+        return {"prediction_logits": out["mlm_logits"], "seq_relationship_logits": out["nsp_logits"]}
+    out = model(feed, training=False)
+    return dict(out) if isinstance(out, dict) else {"logits": out}
+
+
+@pytest.mark.parametrize("name", list(hf_export_models.MODELS))
+def test_transformers_gives_our_outputs(name, golden, tmp_path):
+    model, kwargs, _ = hf_export_models.build(name)
+    directory = hf_export_models.export(name, str(tmp_path / name))
+
+    config = json.loads((tmp_path / name / "config.json").read_text())
+    assert config == json.loads(str(golden[f"{name}__config"]))
+    tensors = load_file(os.path.join(directory, "model.safetensors"))
+    expected = json.loads(str(golden[f"{name}__tensors"]))
+    assert [key for key, _, _ in expected] == sorted(tensors)
+    for key, shape, value in expected:
+        assert list(tensors[key].shape) == shape, key
+        assert fingerprint(tensors[key]) == pytest.approx(value, rel=1e-6, abs=1e-6), key
+
+    outputs = {k: np.asarray(v) for k, v in our_outputs(name, model, golden).items()}
+    theirs = {k[len(name) + 2:]: v for k, v in golden.items()
+              if k.startswith(f"{name}__") and k.rsplit("__", 1)[1] not in ("config", "tensors", "token_ids")}
+    assert theirs and set(theirs) <= set(outputs)
+    mask = golden["choice_mask" if name == "multiple_choice" else "input_mask"]
+    for key, reference in theirs.items():
+        ours = outputs[key]
+        assert ours.shape == reference.shape, key
+        if reference.ndim >= 2 and reference.shape[:2] == mask.shape:     # per token: real tokens only
+            ours, reference = ours[mask == 1], reference[mask == 1]
+        assert np.abs(ours - reference).max() <= 1e-5, (key, float(np.abs(ours - reference).max()))
+
+
+@pytest.mark.parametrize("name", ["encoder", "token_classifier"])
+def test_tokenizer_files_give_our_ids(name, golden, tmp_path):
+    """AutoTokenizer on the export's vocab.txt + tokenizer_config.json (casing) gave the ids our tokenizer gives
+    with the same files (an uncased and a cased vocabulary)."""
+    directory = hf_export_models.export(name, str(tmp_path / name))
+    vocab = Vocab.from_file(os.path.join(directory, "vocab.txt"))
+    assert vocab.lower_case is (not hf_export_models.MODELS[name][3])
+    ours = BertTokenizer(vocab).tokenize(list(golden["texts"])).to_list()
+    assert ours == json.loads(str(golden[f"{name}__token_ids"]))
+    special = json.loads((tmp_path / name / "special_tokens_map.json").read_text())
+    assert special == {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
+                       "mask_token": "[MASK]"}
+
+
+@pytest.mark.parametrize("name", list(hf_export_models.MODELS))
+def test_load_encoder_reads_the_export_back(name, tmp_path):
+    """Every weight equal; a token classifier's or span labeler's export has no pooler (as HF's)."""
+    model, _, _ = hf_export_models.build(name)
+    directory = hf_export_models.export(name, str(tmp_path / name))
+    encoder = model.encoder if name == "pretrainer" else (model if name == "encoder" else model.get_layer("encoder"))
+    loaded = load_encoder(directory)
+    no_pooler = name in ("token_classifier", "span_labeler")
+    assert [w.path for w in loaded.weights] == [w.path for w in encoder.weights]
+    for ours, theirs in zip(loaded.weights, encoder.weights):
+        if not (no_pooler and ours.path.startswith("pooler/")):
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=ours.path)
+    if name == "pretrainer":
+        pretrainer = load_pretrainer(directory)
+        for ours, theirs in zip(pretrainer.weights, model.weights):
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=ours.path)
+
+
+def test_exporting_real_hugging_face_weights_gives_their_files_back(minilm_dir, tmp_path):
+    """MiniLM (BertModel, transformers 4.8) and the tiny BertForPreTraining (transformers 5.23): loaded and
+    exported again, the tensors are theirs, by name, bit for bit, and the configs agree."""
+    for source, loader in ((minilm_dir, load_encoder), (str(TINY_HF), load_pretrainer)):
+        out = str(tmp_path / os.path.basename(source))
+        export_hf(loader(source), out, vocab=os.path.join(minilm_dir, "vocab.txt") if loader is load_encoder
+                  else None)
+        original = load_file(os.path.join(source, "model.safetensors"))
+        exported = load_file(os.path.join(out, "model.safetensors"))
+        original = {k: v for k, v in original.items() if not k.endswith("position_ids")}
+        assert sorted(exported) == sorted(original)
+        for key, value in original.items():
+            np.testing.assert_array_equal(exported[key], value, err_msg=key)
+        theirs = json.loads(open(os.path.join(source, "config.json")).read())
+        ours = json.loads(open(os.path.join(out, "config.json")).read())
+        assert ours["architectures"] == theirs["architectures"]
+        same_gelu = {"gelu_new": "gelu_pytorch_tanh"}
+        for key in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "hidden_act"):
+            assert ours[key] == same_gelu.get(theirs[key], theirs[key]), key
+    tokenizer_config = json.loads((tmp_path / "model" / "tokenizer_config.json").read_text())
+    assert tokenizer_config["do_lower_case"] is True and tokenizer_config["tokenizer_class"] == "BertTokenizer"
+    assert (tmp_path / "model" / "vocab.txt").read_text() == open(os.path.join(minilm_dir, "vocab.txt")).read()
+
+
+def test_a_run_directory_exports_with_its_labels_vocab_and_casing(tiny_config, tmp_path, uncased_vocab_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    config = tiny_config.replace(vocab_size=30522)
+    model = build_classifier(build_encoder(config), 2)
+    model.save(str(run / artifacts.TASK_MODEL_FILE))
+    artifacts.TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos")).save(
+        str(run / artifacts.TASK_SPEC_FILE))
+    Vocab.from_file(uncased_vocab_path).save(str(run / "vocab.txt"))
+    out = export_hf(str(run), str(tmp_path / "hf"))
+    hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert hf_config["id2label"] == {"0": "neg", "1": "pos"} and hf_config["label2id"] == {"neg": 0, "pos": 1}
+    assert hf_config["problem_type"] == "single_label_classification"
+    assert json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())["do_lower_case"] is True
+    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors", "special_tokens_map.json",
+                                       "tokenizer_config.json", "vocab.txt"]
+
+    with pytest.raises(FileExistsError, match="overwrite"):
+        export_hf(str(run), out)
+    export_hf(model, out, overwrite=True, labels=("a", "b"))
+    assert json.loads((tmp_path / "hf" / "config.json").read_text())["id2label"] == {"0": "a", "1": "b"}
+    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]     # replaced whole
+
+
+def test_export_errors_name_the_fix(tiny_config, tmp_path):
+    model = build_classifier(tiny_config, 3)
+    with pytest.raises(ValueError, match="2 labels"):
+        export_hf(model, str(tmp_path / "a"), labels=("x", "y"))
+    with pytest.raises(ValueError, match="contradicts the model"):
+        export_hf(model, str(tmp_path / "b"), task_type="span")
+    with pytest.raises(ValueError, match="vocab_size is 120"):
+        export_hf(model, str(tmp_path / "c"), vocab=Vocab(hf_export_models.vocab_tokens(False)[:100]))
+    unknown = Vocab(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *[f"{i}" for i in range(115)]])
+    with pytest.raises(ValueError, match="casing is unknown"):
+        export_hf(model, str(tmp_path / "d"), vocab=unknown)
+    export_hf(model, str(tmp_path / "d"), vocab=unknown, lower_case=False)
+    assert json.loads((tmp_path / "d" / "tokenizer_config.json").read_text())["do_lower_case"] is False
+    assert not any(p.startswith(".") for p in os.listdir(tmp_path))             # no temporaries left
