@@ -124,8 +124,8 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
 
     directory = os.fspath(directory)
     if os.path.isdir(directory) and os.listdir(directory) and not overwrite:
-        raise FileExistsError(f"{directory} exists and is not empty; pass overwrite=True (--overwrite) to "
-                              "replace it.")
+        raise FileExistsError(f"{directory} exists and is not empty: choose a new directory or remove it "
+                              "(export_hf(..., overwrite=True) replaces it).")
     with atomic_path(directory) as tmp:
         os.makedirs(tmp)
         save_file(tensors, os.path.join(tmp, WEIGHTS_FILE), metadata={"format": "pt"})

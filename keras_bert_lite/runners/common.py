@@ -40,7 +40,8 @@ class RunJob(CommandJob):
     model_dir: str = flag("", "where the run's files go (see keras_bert_lite.artifacts); a directory with "
                           "checkpoints resumes", required=True)
     init: str = flag("", "start from weights: a keras_bert_lite run directory or .keras file, a Hugging Face "
-                     "directory or an original TF1 checkpoint", group="model")
+                     "directory or model name ([org/]name[@revision], through its cache; HF_HUB_OFFLINE=1: the "
+                     "cache only), or an original TF1 checkpoint (directory or .zip)", group="model")
     preset: str = flag("", "start from scratch with this size: tiny|mini|small|medium|base|large", group="model")
     config: str = flag("", "start from scratch with this BertConfig JSON (ours, bert_config.json or HF "
                        "config.json)", group="model")

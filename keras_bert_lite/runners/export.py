@@ -1,6 +1,7 @@
 """`kbl-export`: a trained model as a versioned, audited, text-in SavedModel for TF Serving.
 
     kbl-export --model runs/sst2 --model_base_path exports/sst2 --keep 3
+    kbl-export --model runs/sst2 --model_base_path hf/sst2 --target hf    # Hugging Face transformers
 
 `--model` is a run directory (fine-tuning: model.keras + task.json; pretraining: encoder.keras) or a .keras file;
 its vocabulary, casing and task come from beside it (`keras_bert_lite.artifacts`). The flags below override or
@@ -14,12 +15,14 @@ import sys
 
 from keras_bert_lite import artifacts
 from keras_bert_lite.export.exporter import TARGET_VARIANTS, ExportRefusedError, export_saved_model
+from keras_bert_lite.export.hf import export_hf
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text import Vocab
 
 _OVERRIDES = "overrides (for a model without task.json or vocab.txt beside it)"
+HF = "hf"   # a Hugging Face transformers directory (export.hf), written to --model_base_path itself
 
 
 @dataclasses.dataclass
@@ -31,7 +34,8 @@ class ExportJob(CommandJob):
     model_base_path: str = flag("", "versions are written to <this>/<version>/ (TF Serving's --model_base_path)",
                                 group="export", required=True)
     target: str = flag("tf-serving", "the runtime the export must load in (audited): tf-serving or portable (core "
-                       "TensorFlow ops only)", group="export", choices=tuple(TARGET_VARIANTS))
+                       "TensorFlow ops only); hf: a Hugging Face transformers model (config.json, model.safetensors, "
+                       "vocab.txt) in <model_base_path> itself", group="export", choices=(*TARGET_VARIANTS, HF))
     version: int | None = flag(None, "the integer version (default: one above the newest)", group="export", type=int)
     keep: int | None = flag(None, "keep only the N newest versions", group="export", type=int)
     vocab: str = flag("", "vocab.txt or tokenizer.json", group=_OVERRIDES)
@@ -56,6 +60,12 @@ def run(job: ExportJob) -> str:
         requested = job.lower_case if job.lower_case is not None else (spec.lower_case if spec else None)
         lower_case = vocab.resolve_lower_case(requested, "--lower_case" if job.lower_case is not None else
                                               f"{artifacts.TASK_SPEC_FILE}'s lower_case")
+        if job.target == HF:
+            labels = job.labels.split(",") if job.labels else (spec.labels or None if spec else None)
+            path = export_hf(model, job.model_base_path, vocab.with_lower_case(lower_case), labels=labels,
+                             task_type=job.task_type or (spec.task_type if spec else None))
+            print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt)")
+            return path
         spec = _spec(job, spec, model, lower_case)
         path = export_saved_model(model, spec, vocab.with_lower_case(lower_case), job.model_base_path,
                                   target=job.target, version=job.version, keep=job.keep,

@@ -131,15 +131,20 @@ def test_exporting_real_hugging_face_weights_gives_their_files_back(minilm_dir, 
     assert (tmp_path / "model" / "vocab.txt").read_text() == open(os.path.join(minilm_dir, "vocab.txt")).read()
 
 
+def classifier_run(directory, tiny_config, vocab_path):
+    """A fine-tuning run directory: model.keras (a 2-label classifier), task.json, vocab.txt (uncased)."""
+    directory.mkdir()
+    model = build_classifier(build_encoder(tiny_config.replace(vocab_size=30522)), 2)
+    model.save(str(directory / artifacts.TASK_MODEL_FILE))
+    artifacts.TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos")).save(
+        str(directory / artifacts.TASK_SPEC_FILE))
+    Vocab.from_file(vocab_path).save(str(directory / "vocab.txt"))
+    return model
+
+
 def test_a_run_directory_exports_with_its_labels_vocab_and_casing(tiny_config, tmp_path, uncased_vocab_path):
     run = tmp_path / "run"
-    run.mkdir()
-    config = tiny_config.replace(vocab_size=30522)
-    model = build_classifier(build_encoder(config), 2)
-    model.save(str(run / artifacts.TASK_MODEL_FILE))
-    artifacts.TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos")).save(
-        str(run / artifacts.TASK_SPEC_FILE))
-    Vocab.from_file(uncased_vocab_path).save(str(run / "vocab.txt"))
+    model = classifier_run(run, tiny_config, uncased_vocab_path)
     out = export_hf(str(run), str(tmp_path / "hf"))
     hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert hf_config["id2label"] == {"0": "neg", "1": "pos"} and hf_config["label2id"] == {"neg": 0, "pos": 1}
@@ -148,11 +153,33 @@ def test_a_run_directory_exports_with_its_labels_vocab_and_casing(tiny_config, t
     assert sorted(os.listdir(out)) == ["config.json", "model.safetensors", "special_tokens_map.json",
                                        "tokenizer_config.json", "vocab.txt"]
 
-    with pytest.raises(FileExistsError, match="overwrite"):
+    with pytest.raises(FileExistsError, match="not empty"):
         export_hf(str(run), out)
     export_hf(model, out, overwrite=True, labels=("a", "b"))
     assert json.loads((tmp_path / "hf" / "config.json").read_text())["id2label"] == {"0": "a", "1": "b"}
     assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]     # replaced whole
+
+
+def test_kbl_export_target_hf(tiny_config, tmp_path, uncased_vocab_path, capsys):
+    from keras_bert_lite.runners.errors import SettingsError
+    from keras_bert_lite.runners.export import parse_args, run
+
+    model = classifier_run(tmp_path / "run", tiny_config, uncased_vocab_path)
+    flags = ["--model", str(tmp_path / "run"), "--model_base_path", str(tmp_path / "hf"), "--target", "hf"]
+    assert run(parse_args(flags)) == str(tmp_path / "hf")
+    assert "Hugging Face transformers" in capsys.readouterr().out
+    hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert hf_config["architectures"] == ["BertForSequenceClassification"]
+    assert hf_config["id2label"] == {"0": "neg", "1": "pos"}
+    loaded = load_encoder(str(tmp_path / "hf"))
+    for ours, theirs in zip(loaded.weights, model.get_layer("encoder").weights):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=ours.path)
+    tensors = load_file(str(tmp_path / "hf" / "model.safetensors"))
+    np.testing.assert_array_equal(tensors["classifier.weight"], model.get_layer("logits").get_weights()[0].T)
+    with pytest.raises(SettingsError, match="not empty"):
+        run(parse_args(flags))
+    with pytest.raises(SettingsError, match="contradicts the model"):
+        run(parse_args([*flags[:-3], str(tmp_path / "hf2"), "--target", "hf", "--task_type", "span"]))
 
 
 def test_export_errors_name_the_fix(tiny_config, tmp_path):
