@@ -18,6 +18,12 @@ def run_logged(tmp_path, command):
     return done.returncode, log.read_text()
 
 
+@pytest.mark.parametrize("command", ["kbl-serve", "kbl-client", "kbl-export"])
+def test_every_command_starts_quietly(tmp_path, command):
+    code, text = run_logged(tmp_path, [os.path.join(BIN, command), "--help"])
+    assert code == 0 and "usage:" in text and "I0000" not in text and "absl::InitializeLog" not in text
+
+
 def test_help_is_quiet_and_shows_each_default_once(tmp_path):
     code, text = run_logged(tmp_path, [os.path.join(BIN, "kbl-glue"), "--help"])
     assert code == 0 and "--lower_case true|false" in text

@@ -27,8 +27,9 @@ def _wants_everything(argv) -> bool:
     return "--verbose" in argv or "TF_CPP_MIN_LOG_LEVEL" in os.environ
 
 
-def import_tensorflow_quietly() -> None:
-    """Imports TensorFlow (and tensorflow_text, when installed) with their start-up lines dropped from stderr."""
+def import_tensorflow_quietly(tf_text: bool = True) -> None:
+    """Imports TensorFlow (and tensorflow_text, when installed and `tf_text`) with their start-up lines dropped
+    from stderr."""
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"       # later C++ INFO and WARNING lines
     sys.stderr.flush()
     saved = os.dup(2)
@@ -37,7 +38,8 @@ def import_tensorflow_quietly() -> None:
         try:
             importlib.import_module("tensorflow")
             try:
-                importlib.import_module("tensorflow_text")
+                if tf_text:
+                    importlib.import_module("tensorflow_text")
             except ImportError:
                 pass
         finally:
@@ -51,35 +53,44 @@ def import_tensorflow_quietly() -> None:
     logging.getLogger("tensorflow").setLevel(logging.ERROR)
 
 
-def _run(module: str) -> None:
+def _run(module: str, tf_text: bool = True):
     if not _wants_everything(sys.argv[1:]):
-        import_tensorflow_quietly()
-    importlib.import_module(f"keras_bert_lite.runners.{module}").main(sys.argv[1:])
+        import_tensorflow_quietly(tf_text)
+    return importlib.import_module(module).main(sys.argv[1:])
 
 
 def vocab():
-    _run("vocab")
+    _run("keras_bert_lite.runners.vocab")
 
 
 def pretrain():
-    _run("pretrain")
+    _run("keras_bert_lite.runners.pretrain")
 
 
 def glue():
-    _run("glue")
+    _run("keras_bert_lite.runners.glue")
 
 
 def squad():
-    _run("squad")
+    _run("keras_bert_lite.runners.squad")
 
 
 def ner():
-    _run("ner")
+    _run("keras_bert_lite.runners.ner")
 
 
 def swag():
-    _run("swag")
+    _run("keras_bert_lite.runners.swag")
 
 
 def export():
-    _run("export")
+    _run("keras_bert_lite.runners.export")
+
+
+def serve():
+    # --no_tf_text serves without TF.Text's ops registered: tensorflow_text must stay unimported.
+    sys.exit(_run("keras_bert_lite.serving.__main__", tf_text="--no_tf_text" not in sys.argv[1:]))
+
+
+def client():
+    sys.exit(_run("keras_bert_lite.serving.client_cli", tf_text=False))
