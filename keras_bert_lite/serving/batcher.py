@@ -77,6 +77,12 @@ class Batcher:
             batch.done.wait()
         return batch.result(index)
 
+    def waiting(self) -> int:
+        """Requests queued for a model run that has not started yet (for monitoring, and for tests to wait on)."""
+        with self._lock:
+            queues = [queue for per_signature in self._queues.values() for queue in per_signature.values()]
+        return sum(queue.waiting() for queue in queues)
+
     def _queue(self, signature, inputs):
         shapes = tuple(sorted((key, value.shape[1:]) for key, value in inputs.items()))
         with self._lock:
@@ -132,6 +138,11 @@ class _Queue:
                 else:
                     self._cond.wait()
             self._running = True
+
+    def waiting(self) -> int:
+        """Requests in this queue's batches that have not started to run."""
+        with self._cond:
+            return len(self._open.items if self._open is not None else ()) + sum(len(b.items) for b in self._closed)
 
     def finished(self):
         """Called by the leader once its batch has run: lets the next batch go."""

@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import threading
+import time
 
 import grpc
 import numpy as np
@@ -26,17 +27,26 @@ def signature_def(inputs, outputs):
 
 
 class Recorder:
-    """A signature function that doubles `x` and records the batch sizes it was called with."""
+    """A signature function that doubles `x` and records the batch sizes it was called with.
 
-    def __init__(self, scalar_output=False, delay=0.05):
+    With `hold_first`, the first call signals `started` and then runs only once the test sets `release`: what
+    queues meanwhile is decided by the test, not by timing.
+    """
+
+    def __init__(self, scalar_output=False, delay=0.05, hold_first=False):
         self.batch_sizes = []
         self.scalar_output = scalar_output
         self.delay = delay
         self.lock = threading.Lock()
+        self.started, self.release = threading.Event(), threading.Event()
+        if not hold_first:
+            self.release.set()
 
     def __call__(self, x):
         with self.lock:
             self.batch_sizes.append(int(x.shape[0]))
+        self.started.set()
+        assert self.release.wait(30), "the test never released the first call"
         threading.Event().wait(self.delay)  # long enough for concurrent requests to queue up
         tf.debugging.assert_non_negative(x, message="negative input")
         outputs = {"y": x * 2.0}
@@ -73,14 +83,24 @@ def test_concurrent_requests_are_merged_and_split_back():
     assert max(recorder.batch_sizes) <= 16
 
 
+def wait_until(condition, seconds=30):
+    """Waits until `condition()` holds (checked every 10 ms); fails after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        threading.Event().wait(0.01)
+
+
 def test_requests_arriving_while_a_batch_runs_form_the_next_batch_even_without_timeout():
-    recorder = Recorder(delay=0.6)
+    recorder = Recorder(delay=0, hold_first=True)
     batcher, signature = Batcher(max_batch_size=16, timeout_seconds=0), make_signature(recorder)
     requests = requests_of_sizes([1, 1, 2, 1, 1])
     with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
         first = pool.submit(batcher.run, signature, {"x": requests[0]})
-        threading.Event().wait(0.1)  # the first request is running alone: the model was idle
+        assert recorder.started.wait(30)  # the first request is running alone: the model was idle
         rest = [pool.submit(batcher.run, signature, {"x": request}) for request in requests[1:]]
+        wait_until(lambda: batcher.waiting() == 4)  # the other four queued behind it
+        recorder.release.set()
         results = [future.result() for future in [first] + rest]
     assert recorder.batch_sizes == [1, 5]
     for request, result in zip(requests, results):
@@ -140,16 +160,17 @@ def test_is_batchable(inputs, outputs, expected):
 
 
 def test_requests_whose_caller_left_are_taken_out_of_the_batch():
-    recorder = Recorder(delay=0.3)
+    recorder = Recorder(delay=0, hold_first=True)
     batcher, signature = Batcher(max_batch_size=16, timeout_seconds=0), make_signature(recorder)
     first, requests = requests_of_sizes([1])[0], requests_of_sizes([2, 3, 4])
     calls = [Call("Predict"), Call("Predict"), Call("Predict")]
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         running = pool.submit(batcher.run, signature, {"x": first})
-        threading.Event().wait(0.1)  # the first request runs alone; the next three queue behind it
+        assert recorder.started.wait(30)  # the first request runs alone; the next three queue behind it
         queued = [pool.submit(batcher.run, signature, {"x": request}, call) for request, call in zip(requests, calls)]
-        threading.Event().wait(0.1)
+        wait_until(lambda: batcher.waiting() == 3)
         calls[1].cancel()  # the client of the 3-example request gives up while it waits
+        recorder.release.set()
         running.result()
         results = [future.exception() or future.result() for future in queued]
     assert recorder.batch_sizes == [1, 2 + 4]  # the model never saw the cancelled request

@@ -1,21 +1,46 @@
-"""New versions are picked up under load without a failed request; a version that fails to load is skipped,
-then retried: a version copied non-atomically is served once complete."""
+"""New versions (written by the library's exporter) are picked up under load without a failed request; a version
+that fails to load is skipped, then retried: a version copied non-atomically is served once complete."""
 
 import pathlib
 import shutil
 import threading
 import time
 
+import keras
+
+import keras_bert_lite as kbl
+from keras_bert_lite.artifacts import TaskSpec
+from keras_bert_lite.export.exporter import export_saved_model
 from keras_bert_lite.serving import ServingClient
+from keras_bert_lite.text import Vocab
 from tests.serving.toy_models import ToyModel, export_version, tf_text_tokenizer_model
 
 
-def test_new_version_is_served_under_load_without_failed_requests(tmp_path, start_server):
-    export_version(ToyModel("v1"), tmp_path, 1)
+def export_classifier(base_path, labels, vocab_path, seed):
+    """A tiny BERT classifier exported by the library's exporter; `labels` tell its versions apart."""
+    keras.utils.set_random_seed(seed)
+    vocab = Vocab.from_file(vocab_path)
+    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
+                            max_position_embeddings=64)
+    model = kbl.build_classifier(config, num_classes=len(labels))
+    return export_saved_model(model, TaskSpec("classification", lower_case=True, seq_length=32, labels=labels),
+                              vocab, str(base_path), target="portable")
+
+
+def wait_until(condition, seconds=120):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        threading.Event().wait(0.01)
+
+
+def test_new_version_is_served_under_load_without_failed_requests(tmp_path, start_server, uncased_vocab_path):
+    v1, v2 = ("neg", "pos"), ("bad", "good")
+    export_classifier(tmp_path, v1, uncased_vocab_path, seed=1)
     server = start_server(tmp_path, "--poll_seconds", "0.2", "--max_batch_size", "8")
     (tmp_path / ".tmp-export-unfinished").mkdir()  # hidden: an export still being written
     (tmp_path / "not-a-version").mkdir()
-    tags = {thread: [] for thread in range(4)}
+    seen = {thread: [] for thread in range(4)}
     errors = []
     stop = threading.Event()
 
@@ -23,27 +48,28 @@ def test_new_version_is_served_under_load_without_failed_requests(tmp_path, star
         with ServingClient("toy", server.address, timeout=30) as client:
             while not stop.is_set():
                 try:
-                    tags[thread].append(client.predict(["abc"], output_filter=["tag"])["tag"][0].decode())
+                    label = client.predict(["a fine film"], output_filter=["label"])["label"][0].decode()
+                    seen[thread].append("v1" if label in v1 else "v2" if label in v2 else label)
                 except Exception as error:  # noqa: BLE001 - counted and reported below
                     errors.append(error)
 
-    threads = [threading.Thread(target=stream, args=(thread,)) for thread in tags]
+    threads = [threading.Thread(target=stream, args=(thread,)) for thread in seen]
     for thread in threads:
         thread.start()
     try:
-        time.sleep(0.5)
-        export_version(ToyModel("v2"), tmp_path, 2)  # written to a hidden temp dir, then renamed to 2/
+        wait_until(lambda: all(len(s) >= 3 for s in seen.values()) or errors)      # every client is served v1
+        export_classifier(tmp_path, v2, uncased_vocab_path, seed=2)                 # hidden temp dir, renamed to 2/
         server.wait_for_log("Successfully unloaded servable version {name: toy version: 1}")
-        time.sleep(0.5)
+        wait_until(lambda: all(s.count("v2") >= 3 for s in seen.values()) or errors)
     finally:
         stop.set()
         for thread in threads:
             thread.join()
 
     assert errors == []
-    for seen in tags.values():
-        switch = seen.index("v2")  # every client saw v1, then only v2: the swap is atomic
-        assert switch > 0 and set(seen[:switch]) == {"v1"} and set(seen[switch:]) == {"v2"}
+    for tags in seen.values():
+        switch = tags.index("v2")  # every client saw v1, then only v2: the swap is atomic
+        assert switch > 0 and set(tags[:switch]) == {"v1"} and set(tags[switch:]) == {"v2"}
     with ServingClient("toy", server.address) as client:
         assert client.status() == [
             {"version": 2, "state": "AVAILABLE", "error_code": "OK", "error_message": ""},

@@ -9,7 +9,8 @@
 - classify: TF Serving's classification convention - inputs (serialized tf.Example with a bytes feature
   "text") -> classes (string [batch, 2]), scores (float32 [batch, 2]).
 - stats: text -> count (a scalar, so not batchable) and length.
-- slow: text -> length, after busy-waiting float(text[0]) seconds inside the graph.
+- slow: text -> length, after busy-waiting float(text[0]) seconds inside the graph; with a second text, first
+  writes a file at that path (so a test knows the request is inside the model).
 """
 
 import os
@@ -53,7 +54,13 @@ class ToyModel(tf.Module):
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def slow(self, text):
         seconds = tf.strings.to_number(text[0], tf.float64)
-        start = tf.timestamp()
+
+        def mark():
+            with tf.control_dependencies([tf.io.write_file(text[-1], "running")]):
+                return tf.constant(True)
+        marked = tf.cond(tf.size(text) > 1, mark, lambda: tf.constant(False))
+        with tf.control_dependencies([marked]):
+            start = tf.timestamp()
         (waited,) = tf.while_loop(lambda t: t - start < seconds, lambda t: [tf.timestamp()],
                                   [start])
         with tf.control_dependencies([waited]):
