@@ -4,14 +4,20 @@
 core TensorFlow only; "tf-serving": core TensorFlow plus the TF.Text ops stock TF Serving links); the
 exporter runs it before moving a temporary export into place. Command line:
 `python -m keras_bert_lite.export.audit DIR [--target tf-serving|portable]`.
+
+`export_tf_hub(encoder, vocab, dir)` writes the encoder + preprocessor SavedModel pair of TF Hub's BERT contract
+(tf_hub.py); `HubLayer` loads such a SavedModel as a Keras 3 layer, as `hub.KerasLayer` does for tf-keras.
 """
 
-__all__ = ["AuditReport", "audit_saved_model"]
+import importlib
+
+_MODULES = {"AuditReport": "audit", "audit_saved_model": "audit", "export_tf_hub": "tf_hub",
+            "HubLayer": "hub_layer"}
+__all__ = list(_MODULES)
 
 
 def __getattr__(name):
     # Lazy, so that `python -m keras_bert_lite.export.audit` does not import the module twice.
-    if name in __all__:
-        from keras_bert_lite.export import audit
-        return getattr(audit, name)
+    if name in _MODULES:
+        return getattr(importlib.import_module(f"keras_bert_lite.export.{_MODULES[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

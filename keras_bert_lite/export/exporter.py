@@ -77,19 +77,45 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
 
     module = ServingModule(model, spec, vocab, variant=variant or TARGET_VARIANTS[target],
                            max_answer_length=max_answer_length)
-    tmp = tempfile.mkdtemp(prefix=f".tmp-{version}-", dir=model_base_path)
-    try:
+
+    def save(tmp):
         tf.saved_model.save(module, tmp, signatures=module.signatures())
         vocab.save(os.path.join(tmp, "assets.extra", VOCAB_FILES[0]))
         spec.save(os.path.join(tmp, "assets.extra", TASK_SPEC_FILE))
-        report = audit_saved_model(tmp, target)
-        if not report.ok:
-            raise ExportRefusedError(f"Refusing to export to {final}: the model fails the {target!r} audit.\n"
-                                     + report.format())
+
+    tmp = stage_saved_model(save, model_base_path, version, target)
+    try:
         os.rename(tmp, final)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    prune_versions(model_base_path, keep)
+    return final
+
+
+def stage_saved_model(save, model_base_path: str, version: int, target: str) -> str:
+    """Runs `save(tmp)` in a hidden temporary directory beside the versions and audits the result for `target`.
+
+    Returns:
+        The temporary directory; rename it to `<model_base_path>/<version>` to publish it.
+
+    Raises:
+        ExportRefusedError: the audit failed (the temporary directory is removed, as on any error).
+    """
+    tmp = tempfile.mkdtemp(prefix=f".tmp-{version}-", dir=model_base_path)
+    try:
+        save(tmp)
+        report = audit_saved_model(tmp, target)
+        if not report.ok:
+            raise ExportRefusedError(f"Refusing to export to {os.path.join(model_base_path, str(version))}: the "
+                                     f"model fails the {target!r} audit.\n" + report.format())
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def prune_versions(model_base_path: str, keep: int | None) -> None:
+    """Removes all but the `keep` newest versions (nothing when `keep` is None)."""
     if keep is not None:
         for old in versions(model_base_path)[:-keep]:
             shutil.rmtree(os.path.join(model_base_path, str(old)))
-    return final

@@ -2,6 +2,11 @@
 
     kbl-export --model runs/sst2 --model_base_path exports/sst2 --keep 3
     kbl-export --model runs/sst2 --model_base_path hf/sst2 --target hf    # Hugging Face transformers
+    kbl-export --model runs/pretrain --model_base_path exports/bert --target tf-hub
+
+`--target tf-hub` writes TF Hub's BERT pair instead (`keras_bert_lite.export.tf_hub`): the encoder (a fine-tuned
+run's encoder, without its head) to <model_base_path>/encoder/<version>/ and its preprocessor to
+<model_base_path>/preprocess/<version>/, for code written against tfhub.dev's BERT encoders and preprocessors.
 
 `--model` is a run directory (fine-tuning: model.keras + task.json; pretraining: encoder.keras) or a .keras file;
 its vocabulary, casing and task come from beside it (`keras_bert_lite.artifacts`). The flags below override or
@@ -16,6 +21,7 @@ import sys
 from keras_bert_lite import artifacts
 from keras_bert_lite.export.exporter import TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
+from keras_bert_lite.export.tf_hub import export_tf_hub
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, true_or_false
@@ -23,6 +29,7 @@ from keras_bert_lite.text import Vocab
 
 _OVERRIDES = "overrides (for a model without task.json or vocab.txt beside it)"
 HF = "hf"   # a Hugging Face transformers directory (export.hf), written to --model_base_path itself
+TF_HUB = "tf-hub"
 
 
 @dataclasses.dataclass
@@ -34,8 +41,10 @@ class ExportJob(CommandJob):
     model_base_path: str = flag("", "versions are written to <this>/<version>/ (TF Serving's --model_base_path)",
                                 group="export", required=True)
     target: str = flag("tf-serving", "the runtime the export must load in (audited): tf-serving or portable (core "
-                       "TensorFlow ops only); hf: a Hugging Face transformers model (config.json, model.safetensors, "
-                       "vocab.txt) in <model_base_path> itself", group="export", choices=(*TARGET_VARIANTS, HF))
+                       "TensorFlow ops only); tf-hub: TF Hub's BERT encoder + preprocessor pair (core ops only) "
+                       "in <model_base_path>/encoder/<version> and .../preprocess/<version>; hf: a Hugging Face "
+                       "transformers model (config.json, model.safetensors, vocab.txt) in <model_base_path> itself",
+                       group="export", choices=(*TARGET_VARIANTS, TF_HUB, HF))
     version: int | None = flag(None, "the integer version (default: one above the newest)", group="export", type=int)
     keep: int | None = flag(None, "keep only the N newest versions", group="export", type=int)
     vocab: str = flag("", "vocab.txt or tokenizer.json", group=_OVERRIDES)
@@ -50,7 +59,7 @@ class ExportJob(CommandJob):
 
 
 def run(job: ExportJob) -> str:
-    """Exports; returns the new version's path."""
+    """Exports; returns the new version's path (tf-hub: the encoder's)."""
     model, spec, vocab_path = artifacts.load_trained(job.model)
     vocab_path = job.vocab or vocab_path
     if vocab_path is None:
@@ -66,6 +75,12 @@ def run(job: ExportJob) -> str:
                              task_type=job.task_type or (spec.task_type if spec else None))
             print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt)")
             return path
+        if job.target == TF_HUB:
+            paths = export_tf_hub(model, vocab.with_lower_case(lower_case), job.model_base_path,
+                                  seq_length=job.seq_length or (spec.seq_length if spec else 128),
+                                  version=job.version, keep=job.keep)
+            print(f"exported TF Hub encoder to {paths[0]} and preprocessor to {paths[1]}")
+            return paths[0]
         spec = _spec(job, spec, model, lower_case)
         path = export_saved_model(model, spec, vocab.with_lower_case(lower_case), job.model_base_path,
                                   target=job.target, version=job.version, keep=job.keep,
