@@ -16,9 +16,10 @@ What happens to one batch of gradients, in order:
 3. Clipping by global norm (`global_clipnorm`, 1.0 in the BERT recipe), applied to the (accumulated) gradient
    before the update, as `tf.clip_by_global_norm` was in the original. The norm before clipping is kept in
    the optimizer's `gradient_norm` variable (for logs, and for stopping a run whose gradient is not finite).
-   Under `tf.distribute` with several replicas the norm is that of the *all-reduced* gradient, so N replicas step exactly like one device with
-   the same global batch (Keras, the TF1 original and tensorflow/models clip each replica's own gradient
-   before the all-reduce, which is not the single-device result). See `_clip_gradients`.
+   Under `tf.distribute` with several replicas the norm is that of the *all-reduced* gradient, so N replicas
+   step exactly like one device with the same global batch (Keras, the TF1 original and tensorflow/models clip
+   each replica's own gradient before the all-reduce, which is not the single-device result). See
+   `_clip_gradients`.
 4. The update of `BertAdamW` or `BertLamb`, with weight decay inside the update.
 
 Weight decay is skipped for variables whose path (e.g. `layer_0/attention_layer_norm/gamma`,
