@@ -1,26 +1,42 @@
 """keras_bert_lite side by side with Hugging Face transformers (torch, CPU) and KerasHub, on the same shapes.
 
     .venv/bin/python bench/compare_peers.py [--benchmarks forward,pretrain,finetune,tokenize,serving]
-                                            [--presets tiny,mini,small,base] [--runs N] [--rounds R]
-                                            [--quick] [--device cpu|gpu] [--out PATH]
+                                            [--presets tiny,mini,small,base] [--shapes 128,384,512,128:bf16]
+                                            [--runs N] [--rounds R] [--quick] [--device cpu|gpu] [--out PATH]
+
+Issue 37's acceptance run (every shape and every seq-128 float32 bar in one run; ~2.5 h on 2 cores, ~2 h of it
+forward and pretrain, which alone are `--benchmarks forward,pretrain`):
+
+    .venv/bin/python bench/compare_peers.py --rounds 3 --shapes 128,384,512,128:bf16 \
+        --out bench/results/compare_peers_shapes.json
 
 Run it with the project's venv: that Python runs our side (this checkout's package). The peers run in their own
 venvs, created here when missing and never project dependencies: `bench/.venvs/hf` (torch 2.13.0 CPU, from the
 local wheel, transformers, safetensors) and `bench/.venvs/kerashub` (keras-hub pinned to our TF/Keras).
 
-One process per (implementation, benchmark, preset), one at a time, each timing its modes after a warm-up;
-medians, then ratios ours (default) / peer, printed as markdown tables with the acceptance bars marked ✓/✗,
-and written with the raw timings to bench/results/compare_peers.json (--quick: compare_peers_quick.json).
-A failing or timed-out implementation is recorded as an error and never stops the others.
+One process per (implementation, benchmark, shape, preset), one at a time, each timing its modes after a
+warm-up; medians, then ratios ours (default) / peer, printed as markdown tables, one per (benchmark, shape), with
+the acceptance bars marked ✓/✗, and written with the raw timings and every cell's per-round values
+(`cells[].round_values`, `acceptance[].round_ratios`) to bench/results/compare_peers.json (--quick:
+compare_peers_quick.json). A failing or timed-out implementation is recorded as an error and never stops the
+others.
 
-Benchmarks (fp32, batch 32, seq 128, randomly initialised BERT presets tiny L2/H128, mini L4/H256,
-small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
+Shapes (--shapes, forward and pretrain; bench/peers/suite.py): SEQ[:fp32|bf16] items, default 128 (float32).
+Batch 32 up to seq 128, 8 beyond (seq 512: as many tokens as 32 x 128); masked predictions per sequence 15% of
+seq rounded up to a multiple of 10, at most 80 (BERT's own 20 at 128 and 80 at 512; 60 at 384). bf16: ours and
+KerasHub under Keras' "mixed_bfloat16" policy, HF under torch.autocast(bfloat16); its matmul peaks in bf16.
+Bars beyond the seq-128 float32 ones below (CPU): forward and pretrain at seq 384 and 512, and in bf16 at seq 128,
+ours (default) >= 1.05x the best peer (of the same precision) at every preset; bf16 without a bar where
+/proc/cpuinfo has neither avx512_bf16 nor amx_bf16 (emulated; the report says so); any other shape: no bar.
+
+Benchmarks (at the default shape: fp32, batch 32, seq 128; randomly initialised BERT presets tiny L2/H128, mini
+L4/H256, small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
   forward   encoder forward (sequence output), all tokens real; --presets (default tiny,mini,small,base).
             Timed runs: 5 (3 at base), and more until they add up to 3 s (a tiny batch takes ~30 ms).
-            MFU = seq/s x matmul FLOPs/seq / the best measured matmul peak (fp32 2048³ tf.matmul and
-            torch.matmul, the larger of the two medians; each round of them runs right before a round of
-            the base forward, so both are measured in the same minutes).
-  pretrain  one optimizer step of MLM (20 predictions/sequence) + NSP, AdamW; --presets (default
+            MFU = seq/s x matmul FLOPs/seq at the shape's seq / the best measured matmul peak in the shape's
+            precision (2048³ tf.matmul and torch.matmul, the larger of the two medians; each round of them runs
+            right before a round of the base forward at that shape, so both are measured in the same minutes).
+  pretrain  one optimizer step of MLM (20 predictions/sequence at seq 128) + NSP, AdamW; --presets (default
             tiny,mini,small). KerasHub has no NSP head: its step is MLM only (BertMaskedLM). Timed runs as
             forward's (5, and 3 s at least).
   finetune  fit of a 2-class classifier on 20 batches of real short sentences (the Python docs), each
@@ -37,15 +53,17 @@ small L4/H512, base L12/H768; intermediate 4H, vocab 30522):
 Modes: ours graph (tf.function) / xla (jit_compile=True) and "ours (default)" = the mode the library picks by
 itself (bench/peers/ours.py: library_default); HF eager / torch.compile; KerasHub graph / xla.
 Threads: all cores everywhere (TF default, torch.set_num_threads(os.cpu_count())) except tokenization (1).
---rounds R: every (benchmark, preset) runs its implementations R times in turn (ours, HF, KerasHub, ours, ...)
+--rounds R: every (benchmark, shape, preset) runs its implementations R times in turn (ours, HF, KerasHub, ...)
 and each cell is the median of its R values: on shared cores, whose speed drifts by tens of percent over
 minutes, a single pass can catch one implementation in a slow spell; interleaved rounds compare them in the
 same minutes. Serving runs once whatever R (its cells are latency distributions, not one value to take a
-median of). Default 1 (a full run takes ~1 h; forward,pretrain alone ~22 min per round).
---quick: tiny only, 2 timed runs, 4 fine-tuning batches, 1 s per serving level: a smoke test, not a result.
---device gpu: forward and pretrain on a GPU in bfloat16 (Keras "mixed_bfloat16", torch.autocast bf16), same
-shapes and modes (XLA and torch.compile among them); the matmul peaks are bf16 8192³; at least 1 s of timed
-calls per mode. Every implementation runs in the Python that runs this script, which must hold TensorFlow,
+median of). Default 1 (--rounds 3 at the default shape took 61 min on the 2-core Xeon, forward and pretrain 29
+of them; each more shape adds about as much as seq 128's forward and pretrain).
+--quick: tiny only, 2 timed runs, 4 fine-tuning batches, 1 s per serving level, every --shapes shape: a smoke
+test, not a result.
+--device gpu: forward and pretrain on a GPU, by default in bfloat16 (--shapes 128:bf16; its bars are the seq-128
+float32 ones of the CPU), same modes (XLA and torch.compile among them); the matmul peaks are 8192³; at least 1 s
+of timed calls per mode. Every implementation runs in the Python that runs this script, which must hold TensorFlow,
 Keras, KerasHub, torch and transformers with GPU support (the CPU venvs above have a CPU-only torch).
 """
 
@@ -53,7 +71,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import dataclasses
 import datetime
 import os
 import platform
@@ -71,85 +88,22 @@ PEERS = ROOT / "bench" / "peers"
 sys.path.insert(0, str(PEERS))
 
 import common  # noqa: E402
-
-
-# ------------------------------------------------------------------------------------------ implementations
-
-@dataclasses.dataclass(frozen=True)
-class Implementation:
-    """One library under test: its runner script and (for peers) its isolated venv."""
-
-    name: str
-    label: str
-    venv: str | None = None          # under bench/.venvs; None: the Python running this script
-    packages: tuple[str, ...] = ()   # pip requirements of the venv
-    imports: str = ""                # modules that must import for the venv to count as present
-
-    @property
-    def python(self) -> str:
-        return sys.executable if self.venv is None else str(ROOT / "bench" / ".venvs" / self.venv / "bin" / "python")
-
-
-IMPLEMENTATIONS = {
-    "ours": Implementation("ours", "ours"),
-    # torch==2.13.0 is the CPU wheel on local disk; any other version would download gigabytes.
-    "hf": Implementation("hf", "HF", "hf", ("torch==2.13.0", "transformers", "safetensors"),
-                         "torch, transformers, tokenizers"),
-    "kerashub": Implementation("kerashub", "KerasHub", "kerashub",
-                               ("tensorflow==2.21.0", "keras==3.15.1", "keras-hub==0.32.0", "tensorflow-text==2.21.*"),
-                               "tensorflow, keras_hub, tensorflow_text"),
-}
-
-# benchmark -> implementation -> modes (the runners' vocabulary).
-MODES = {
-    "peak": {"ours": ["tf.matmul"], "hf": ["torch.matmul"]},
-    "forward": {"ours": ["graph", "xla"], "hf": ["eager", "compile"], "kerashub": ["graph", "xla"]},
-    "pretrain": {"ours": ["graph", "xla"], "hf": ["eager", "compile"], "kerashub": ["graph", "xla"]},
-    "finetune": {"ours": ["graph", "xla"], "hf": ["eager"], "kerashub": ["default"]},
-    "tokenize": {"ours": ["default"], "hf": ["fast"], "kerashub": ["default"]},
-    "serving": {"ours": ["savedmodel", "bare", "paired"], "hf": ["eager"], "kerashub": ["tf.function", "savedmodel"]},
-}
-BENCHMARKS = ("forward", "pretrain", "finetune", "tokenize", "serving")
-MODEL_BENCHMARKS = ("forward", "pretrain")      # synthetic inputs; the others read the shared real text
-BATCH, SEQ = 32, 128
-UNITS = {"forward": "seq/s", "pretrain": "seq/s", "finetune": "examples/s", "tokenize": "lines/s"}
-
-
-# ------------------------------------------------------------------------------------------ acceptance bars
-
-@dataclasses.dataclass(frozen=True)
-class Bar:
-    """ours (default) / the best of `peers` must reach `need` (per preset; key None = every other preset)."""
-
-    name: str
-    peers: tuple[tuple[str, str], ...]   # (implementation, mode); empty = every peer column
-    need: dict
-
-    def threshold(self, preset):
-        return self.need.get(preset, self.need.get(None))
-
-
-BARS = {
-    "forward": [Bar("best peer", (), {None: 1.05, "base": 0.98})],
-    "pretrain": [Bar("HF", (("hf", "eager"), ("hf", "compile")), {None: 1.1}),
-                 Bar("KerasHub graph", (("kerashub", "graph"),), {None: 1.3})],
-    "finetune": [Bar("KerasHub default", (("kerashub", "default"),), {None: 2.0}),
-                 Bar("HF", (("hf", "eager"),), {None: 1.3})],
-    "tokenize": [Bar("HF fast", (("hf", "fast"),), {None: 5.0}),
-                 Bar("KerasHub", (("kerashub", "default"),), {None: None})],
-}
-MFU_NEED = {"base": 0.90}           # forward: ours (default) at base reaches 90% of the matmul peak
-SERVING_OVERHEAD_MAX = 0.20         # serving_default (text in) over the bare classifier, p50, at tiny
+from suite import (BATCH, BENCHMARKS, BF16_FLAGS, IMPLEMENTATIONS, MFU_NEED, MODEL_BENCHMARKS, MODES, SEQ,  # noqa: E402
+                   SERVING_OVERHEAD_MAX, SHAPED, UNITS, Implementation, Shape, bars_for, bf16_instructions,
+                   default_shape, parse_shapes, shapes_of)
 
 
 # ------------------------------------------------------------------------------------------ planning
 
 def settings(args) -> dict:
-    """What every case of this invocation shares (runners read it from their spec)."""
+    """What every case of this invocation shares (runners read it from their spec); `batch`, `seq`,
+    `predictions` and `precision` are the text benchmarks', the model benchmarks' come from their shape."""
     runs, gpu = args.runs, args.device == "gpu"
     return {
-        "device": args.device, "precision": "bfloat16" if gpu else "float32", "peak_n": 8192 if gpu else 2048,
-        "batch": BATCH, "seq": SEQ, "predictions": 20,
+        "device": args.device, "precision": default_shape(args.device).precision, "peak_n": 8192 if gpu else 2048,
+        "batch": BATCH, "seq": SEQ, "predictions": Shape().predictions,
+        "shapes": {str(shape): {"seq": shape.seq, "precision": shape.precision, "batch": shape.batch,
+                                "predictions": shape.predictions} for shape in shapes_of(args)},
         "runs": {"forward": runs or 5, "pretrain": runs or 5, "finetune": runs or 1, "tokenize": runs or 5,
                  "peak": 3 if args.quick else 10},
         "base_forward_runs": min(runs or 3, 3),
@@ -181,25 +135,35 @@ def presets_for(bench: str, args) -> list:
 
 
 def plan(benchmarks, args, data_path) -> list[dict]:
-    """The runner specs, in execution order: benchmark x preset x round x implementation, with the matmul peaks.
+    """The runner specs, in execution order: benchmark x shape x preset x round x implementation, with the matmul
+    peaks.
 
-    The peaks are what the base forward's MFU divides by, so each of their rounds runs right before a round of
-    the base forward: on shared cores the speed drifts by ±10% over the tens of minutes a run takes, and a peak
-    measured at the start would score the base forward against another minute's machine. Without the base
-    forward, the peaks run first.
+    Forward and pretrain run at every shape of --shapes (the others once, at their own shapes). The peaks are
+    what the base forward's MFU divides by, so each of their rounds runs, in the shape's precision, right before
+    a round of the base forward at that shape: on shared cores the speed drifts by ±10% over the tens of minutes
+    a run takes, and a peak measured at the start would score the base forward against another minute's
+    machine. A precision without a base forward has its peaks first.
     """
     s = settings(args)
-    groups = []                                                          # (bench, preset), one per round
+    shapes = shapes_of(args)
+    groups = []                                                   # (bench, shape, preset), one per round
     for bench in benchmarks:
-        for preset in presets_for(bench, args):
-            for _ in range(1 if bench == "serving" else args.rounds):
-                if (bench, preset) == ("forward", "base"):
-                    groups.append(("peak", None))
-                groups.append((bench, preset))
-    if ("peak", None) not in groups:
-        groups = [("peak", None)] * args.rounds + groups
+        for shape in shapes if bench in MODEL_BENCHMARKS else [None]:
+            for preset in presets_for(bench, args):
+                for _ in range(1 if bench == "serving" else args.rounds):
+                    if (bench, preset) == ("forward", "base"):
+                        groups.append(("peak", shape, None))
+                    groups.append((bench, shape, preset))
+    measured = {shape.precision for bench, shape, _ in groups if bench == "peak"}
+    first = {}                                              # each unmeasured precision at its first shape
+    for shape in shapes:
+        if shape.precision not in measured:
+            first.setdefault(shape.precision, shape)
+    groups = [("peak", shape, None) for _ in range(args.rounds) for shape in first.values()] + groups
     specs = []
-    for bench, preset in groups:
+    for bench, shape, preset in groups:
+        dims = {} if shape is None else {"batch": shape.batch, "seq": shape.seq, "predictions": shape.predictions,
+                                         "precision": shape.precision}
         for impl, modes in MODES[bench].items():
             runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
             specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
@@ -207,7 +171,8 @@ def plan(benchmarks, args, data_path) -> list[dict]:
                           "data": data_path,
                           **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches", "warmup_epochs",
                                                "serving_seconds", "concurrency", "device", "precision",
-                                               "peak_n")}})
+                                               "peak_n")},
+                          **dims})
     return specs
 
 
@@ -259,10 +224,12 @@ def background_cpu(seconds: float = 1.0) -> float | None:
 def run_case(spec: dict, workdir: Path, timeout: float, venv_error: str | None) -> dict:
     """Runs one runner process; returns the case record (every requested mode has a result or an error)."""
     impl = IMPLEMENTATIONS[spec["impl"]]
-    tag = f"{spec['impl']}-{spec['bench']}-{spec['preset'] or 'all'}"
+    shape = shape_of(spec)
+    tag = f"{spec['impl']}-{spec['bench']}-{spec['preset'] or 'all'}" + (f"-{shape}".replace(":", "-") if shape else "")
     spec_path, out_path, log_path = (workdir / f"{tag}.{ext}" for ext in ("spec.json", "out.json", "log"))
     common.write_json_atomic(str(spec_path), spec)
     record = {"impl": spec["impl"], "bench": spec["bench"], "preset": spec["preset"],
+              **({k: spec[k] for k in ("seq", "precision", "batch", "predictions") if k in spec} if shape else {}),
               "background_cpu": background_cpu(), "modes": {}}
     failure, start = venv_error, time.perf_counter()
     python = sys.executable if common.on_gpu(spec) else impl.python      # --device gpu: one Python for all
@@ -303,57 +270,98 @@ def write_shared_data(workdir: Path) -> str:
 
 # ------------------------------------------------------------------------------------------ results
 
-def index(records: list[dict]) -> dict:
-    """(bench, preset, impl, mode) -> that mode's result dict.
+def shape_of(record: dict) -> Shape | None:
+    """The shape a record (or spec) ran at; None for the benchmarks without one (finetune, tokenize, serving).
+    A record that names none ran at seq 128 in float32."""
+    if record["bench"] not in SHAPED:
+        return None
+    return Shape(record.get("seq", SEQ), record.get("precision", "float32"))
 
-    A cell measured in several rounds gets the median of the rounds' values (its other fields from the round
-    closest to it, `round_values` listing all); a round that failed is left out, and if every round failed
-    the cell is the last error.
+
+def shape_fields(shape: Shape | None) -> dict:
+    """A shape as JSON fields of an acceptance entry or a cell."""
+    return {} if shape is None else {"seq": shape.seq, "precision": shape.precision}
+
+
+def index(records: list[dict]) -> dict:
+    """(bench, shape, preset, impl, mode) -> that mode's result dict.
+
+    `round_values`: each round's value in the order the rounds ran, None where the round failed (so that ratios
+    pair the rounds run in the same minutes). The cell's `value` is the median of the successful rounds (its
+    other fields from the round closest to it); if every round failed the cell is the last error.
     """
     rounds = collections.defaultdict(list)
     for r in records:
         for mode, result in r["modes"].items():
-            rounds[(r["bench"], r["preset"], r["impl"], mode)].append(result)
+            rounds[(r["bench"], shape_of(r), r["preset"], r["impl"], mode)].append(result)
     cells = {}
     for key, results in rounds.items():
-        ok = [x for x in results if "error" not in x and x.get("value") is not None]
-        if len(results) == 1 or not ok:
+        values = [None if "error" in x else x.get("value") for x in results]
+        ok = [x for x, v in zip(results, values) if v is not None]
+        if not ok:
             cells[key] = results[-1]
             continue
-        values = [x["value"] for x in ok]
-        median = statistics.median(values)
+        median = statistics.median(v for v in values if v is not None)
         closest = min(ok, key=lambda x: abs(x["value"] - median))
         cells[key] = {**closest, "value": median, "round_values": values}
     return cells
 
 
-def value(results: dict, bench, preset, impl, mode) -> float | None:
-    """The headline number of one cell, None if it failed or did not run."""
-    cell = results.get((bench, preset, impl, mode))
+def cell_list(results: dict) -> list[dict]:
+    """Every cell with a headline value (or its error), round values included, as the results JSON keeps them."""
+    return [{"bench": bench, **shape_fields(shape), "preset": preset, "impl": impl, "mode": mode,
+             **{k: cell[k] for k in ("value", "round_values", "error") if k in cell}}
+            for (bench, shape, preset, impl, mode), cell in results.items() if "value" in cell or "error" in cell]
+
+
+def value(results: dict, case: tuple, impl, mode) -> float | None:
+    """The headline number of one cell of `case` = (bench, shape, preset), None if it failed or did not run."""
+    cell = results.get((*case, impl, mode))
     return None if cell is None or "error" in cell else cell.get("value")
 
 
-def ours_default(results: dict, bench, preset) -> tuple[str | None, float | None]:
+def label(impl: str, mode: str) -> str:
+    return f"{IMPLEMENTATIONS[impl].label} {mode}"
+
+
+def ours_default(results: dict, case: tuple) -> tuple[str | None, float | None]:
     """(mode, value) of ours in the mode the library uses by default, as our runner reports it
     (`library_default`); benchmarks without that notion (tokenize) have one ours mode: that one."""
-    modes = MODES[bench]["ours"]
+    modes = MODES[case[0]]["ours"]
     default = next((cell["library_default"] for mode in modes
-                    if "library_default" in (cell := results.get((bench, preset, "ours", mode)) or {})), None)
+                    if "library_default" in (cell := results.get((*case, "ours", mode)) or {})), None)
     if default is None and len(modes) == 1:
         default = modes[0]
-    return default, value(results, bench, preset, "ours", default) if default else None
+    return default, value(results, case, "ours", default) if default else None
 
 
-def best_of(results: dict, bench, preset, peers) -> tuple[str | None, float | None]:
-    """(label, value) of the fastest successful peer cell among `peers` (empty: all peers of the benchmark)."""
-    peers = peers or [(impl, mode) for impl, modes in MODES[bench].items() if impl != "ours" for mode in modes]
-    scored = [(value(results, bench, preset, impl, mode), f"{IMPLEMENTATIONS[impl].label} {mode}")
-              for impl, mode in peers]
-    scored = [(v, label) for v, label in scored if v is not None]
+def best_of(results: dict, case: tuple, peers) -> tuple[tuple | None, float | None]:
+    """((impl, mode), value) of the fastest successful peer cell among `peers` (empty: all peers of the
+    benchmark); (None, None) if none succeeded."""
+    peers = peers or [(impl, mode) for impl, modes in MODES[case[0]].items() if impl != "ours" for mode in modes]
+    scored = [(v, peer) for peer in peers if (v := value(results, case, *peer)) is not None]
     if not scored:
         return None, None
-    v, label = max(scored)
-    return label, v
+    v, peer = max(scored)
+    return peer, v
+
+
+def round_ratios(results: dict, case: tuple, ours_mode: str, peer: tuple) -> list:
+    """ours' value / the peer's, round by round (ours and the peer ran in turn within each round); None where
+    either failed."""
+    ours = (results.get((*case, "ours", ours_mode)) or {}).get("round_values", [])
+    theirs = (results.get((*case, *peer)) or {}).get("round_values", [])
+    return [a / b if a is not None and b else None for a, b in zip(ours, theirs)]
+
+
+def peaks(results: dict, precision: str, shape: Shape | None = None) -> dict:
+    """mode ("tf.matmul", "torch.matmul") -> FLOP/s: the median of the matmul peak's rounds in `precision`; with
+    `shape`, of the rounds timed right before that shape's base forward rounds (the same minutes) where any were."""
+    cells = [(key, cell) for key, cell in results.items() if key[0] == "peak" and key[1].precision == precision]
+    pooled = collections.defaultdict(list)
+    for key, cell in [(key, cell) for key, cell in cells if key[1] == shape] or cells:
+        pooled[key[4]] += [v for v in cell.get("round_values", ()) if v is not None]
+    return {mode: statistics.median(v) for mode, v in pooled.items() if v}
 
 
 def ratio_cell(ours: float | None, peer: float | None, need: float | None) -> tuple[str, float | None, bool | None]:
@@ -378,57 +386,65 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
-def throughput_table(bench: str, records: list[dict], results: dict, peak_flops: float | None,
-                     acceptance: list[dict]) -> str:
-    """One benchmark's table: rows = presets, columns = every (implementation, mode), ours (default), then per
-    acceptance bar the ratio (✓/✗), preceded by the best peer where the bar has several; appends to `acceptance`."""
-    presets = list(dict.fromkeys(r["preset"] for r in records if r["bench"] == bench))
+def throughput_table(bench: str, shape: Shape | None, records: list[dict], results: dict, peak_flops: float | None,
+                     acceptance: list[dict], device: str = "cpu", bf16_native: bool = True) -> str:
+    """One (benchmark, shape)'s table: rows = presets, columns = every (implementation, mode), ours (default),
+    then per bar (`bars_for`) the ratio (✓/✗), preceded by the best peer where the bar has several; forward: the
+    MFU against `peak_flops` (FLOP/s, the shape's precision). Appends the bars met or missed to `acceptance`."""
+    presets = list(dict.fromkeys(r["preset"] for r in records if r["bench"] == bench and shape_of(r) == shape))
     columns = [(impl, mode) for impl, modes in MODES[bench].items() for mode in modes]
+    bars = bars_for(bench, shape, device, bf16_native)
     header = ["preset" if presets != [None] else "corpus"]
-    header += [f"{IMPLEMENTATIONS[i].label} {m}" for i, m in columns] + ["ours (default)"]
-    for bar in BARS[bench]:
+    header += [label(i, m) for i, m in columns] + ["ours (default)"]
+    for bar in bars:
         header += ([bar.name] if len(bar.peers) != 1 else []) + [f"ours/{bar.name}"]
     if bench == "forward":
         header += ["MFU ours (default)"]
     rows = []
     for preset in presets:
+        case = (bench, shape, preset)
         row = [preset or "pydoc sentences"]
-        row += [fmt(value(results, bench, preset, impl, mode)) if (bench, preset, impl, mode) in results
+        row += [fmt(value(results, case, impl, mode)) if (*case, impl, mode) in results
                 else "not run" for impl, mode in columns]                       # e.g. an interrupted run
-        default_mode, ours = ours_default(results, bench, preset)
+        default_mode, ours = ours_default(results, case)
         row.append(f"{fmt(ours)} ({default_mode})" if default_mode else "error")
-        for bar in BARS[bench]:
-            label, peer = best_of(results, bench, preset, bar.peers)
+        for bar in bars:
+            peer, theirs = best_of(results, case, bar.peers)
             need = bar.threshold(preset)
-            cell, ratio, passed = ratio_cell(ours, peer, need)
+            cell, ratio, passed = ratio_cell(ours, theirs, need)
             if len(bar.peers) != 1:   # which peer was the best is worth a column
-                row.append(f"{label}: {fmt(peer)}" if label else "error")
+                row.append(f"{label(*peer)}: {fmt(theirs)}" if peer else "error")
             row.append(cell + (f" (≥{need})" if need else ""))
             if need is not None:
-                acceptance.append({"bench": bench, "preset": preset, "against": bar.name, "peer": label,
-                                   "ratio": ratio, "need": need, "passed": passed})
+                acceptance.append({"bench": bench, **shape_fields(shape), "preset": preset, "against": bar.name,
+                                   "peer": label(*peer) if peer else None, "ratio": ratio, "need": need,
+                                   "passed": passed, "round_ratios": round_ratios(results, case, default_mode, peer)
+                                   if peer and default_mode else []})
         if bench == "forward":
-            row.append(mfu_cell(ours, preset, peak_flops, acceptance))
+            need = MFU_NEED.get(preset) if shape == default_shape(device) else None
+            row.append(mfu_cell(ours, case, peak_flops, acceptance, need))
         rows.append(row)
     return markdown(header, rows)
 
 
-def mfu_cell(seq_per_s: float | None, preset: str, peak_flops: float | None, acceptance: list[dict]) -> str:
+def mfu_cell(seq_per_s: float | None, case: tuple, peak_flops: float | None, acceptance: list[dict],
+             need: float | None = None) -> str:
+    """ours' forward MFU at `case` = (bench, shape, preset): FLOPs at the shape's seq over `peak_flops`."""
+    _, shape, preset = case
     if seq_per_s is None or not peak_flops:
         return "n/a"
-    mfu = seq_per_s * common.forward_flops(preset, SEQ) / peak_flops
-    need = MFU_NEED.get(preset)
+    mfu = seq_per_s * common.forward_flops(preset, shape.seq) / peak_flops
     if need is None:
         return f"{mfu:.0%}"
-    acceptance.append({"bench": "forward", "preset": preset, "against": "matmul peak", "ratio": mfu,
-                       "need": need, "passed": mfu >= need})
+    acceptance.append({"bench": "forward", **shape_fields(shape), "preset": preset, "against": "matmul peak",
+                       "ratio": mfu, "need": need, "passed": mfu >= need})
     return f"{mfu:.0%} {'✓' if mfu >= need else '✗'} (≥{need:.0%})"
 
 
-def cells_of(bench: str, records: list[dict], results: dict) -> list[tuple[tuple, dict]]:
-    """((bench, preset, impl, mode), merged cell) of `bench`, once each, in the order they ran."""
-    keys = dict.fromkeys((r["bench"], r["preset"], r["impl"], mode)
-                         for r in records if r["bench"] == bench for mode in r["modes"])
+def cells_of(bench: str, shape: Shape | None, records: list[dict], results: dict) -> list[tuple[tuple, dict]]:
+    """((bench, shape, preset, impl, mode), merged cell) of `bench` at `shape`, once each, in the order they ran."""
+    keys = dict.fromkeys((r["bench"], shape, r["preset"], r["impl"], mode)
+                         for r in records if r["bench"] == bench and shape_of(r) == shape for mode in r["modes"])
     return [(key, results[key]) for key in keys]
 
 
@@ -436,29 +452,28 @@ def serving_table(records: list[dict], results: dict, acceptance: list[dict]) ->
     """Rows = (implementation, mode); p50/p99 ms and calls/s per load level; then ours' tokenisation overhead."""
     levels = None
     rows = []
-    for (_, _, impl, mode), cell in cells_of("serving", records, results):
-        label = f"{IMPLEMENTATIONS[impl].label} {mode}"
+    for (_, _, _, impl, mode), cell in cells_of("serving", None, records, results):
         if "error" in cell:
-            rows.append((label, None, cell["error"]))
+            rows.append((label(impl, mode), None, cell["error"]))
             continue
         if mode == "paired":  # the overhead measurement, below the table
             continue
         levels = levels or [k for k in cell if k.startswith("b") and "_c" in k]
-        rows.append((label, cell, None))
+        rows.append((label(impl, mode), cell, None))
     if levels is None:
         return "all serving cases failed"
     header = ["implementation"] + [f"{lvl} {q}" for lvl in levels for q in ("p50 ms", "p99 ms", "texts/s")]
     table = []
-    for label, cell, error in rows:
+    for name, cell, error in rows:
         if error:
-            table.append([label] + ["error"] * (len(header) - 1))
+            table.append([name] + ["error"] * (len(header) - 1))
         else:
-            table.append([label] + [f"{cell[lvl][k]:.{d}f}" for lvl in levels
-                                    for k, d in (("p50_ms", 2), ("p99_ms", 2), ("texts_per_s", 1))])
+            table.append([name] + [f"{cell[lvl][k]:.{d}f}" for lvl in levels
+                                   for k, d in (("p50_ms", 2), ("p99_ms", 2), ("texts_per_s", 1))])
     lines = ["b1_cN: one sentence per call, N concurrent callers; b32_c1: 32 sentences per call, one caller. "
              "Real Python-docs sentences, tiny classifier, in process.\n", markdown(header, table), ""]
     preset = next(r["preset"] for r in records if r["bench"] == "serving")
-    paired = results.get(("serving", preset, "ours", "paired")) or {}
+    paired = results.get(("serving", None, preset, "ours", "paired")) or {}
     for lvl in (k for k in paired if k.startswith("b")):
         overhead = paired[lvl]["savedmodel"] / paired[lvl]["bare"] - 1
         passed = overhead <= SERVING_OVERHEAD_MAX
@@ -471,18 +486,18 @@ def serving_table(records: list[dict], results: dict, acceptance: list[dict]) ->
     return "\n".join(lines)
 
 
-def notes(bench: str, records: list[dict], results: dict) -> list[str]:
-    """Per-benchmark facts worth printing under the table, and every error."""
+def notes(bench: str, shape: Shape | None, records: list[dict], results: dict) -> list[str]:
+    """Per-table facts worth printing under it, and every error."""
     out = []
-    for (_, preset, impl, mode), cell in cells_of(bench, records, results):
-        label = f"{IMPLEMENTATIONS[impl].label} {mode}" + (f" ({preset})" if preset else "")
+    for (_, _, preset, impl, mode), cell in cells_of(bench, shape, records, results):
+        name = label(impl, mode) + (f" ({preset})" if preset else "")
         if "error" in cell:
-            out.append(f"error: {label}: {cell['error'][:300]}")
+            out.append(f"error: {name}: {cell['error'][:300]}")
         elif bench == "finetune":
-            out.append(f"{label}: mean padded length {cell['mean_padded_length']:.1f}, "
+            out.append(f"{name}: mean padded length {cell['mean_padded_length']:.1f}, "
                        f"warm-up {cell['warmup_s']:.0f} s")
         elif bench == "tokenize":
-            out.append(f"{label}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, "
+            out.append(f"{name}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, "
                        f"{cell['tokens']} tokens")
     if bench == "tokenize":
         counts = {c["tokens"] for r in records if r["bench"] == bench for c in r["modes"].values() if "tokens" in c}
@@ -493,16 +508,42 @@ def notes(bench: str, records: list[dict], results: dict) -> list[str]:
     return out
 
 
+def heading(bench: str, shape: Shape | None) -> str:
+    if bench == "serving":
+        return "\n### serving\n"
+    at = "" if shape is None else f" at {shape.title}" + (
+        f", {shape.predictions} masked predictions per sequence" if bench == "pretrain" else "")
+    return f"\n### {bench}{at} ({UNITS[bench]}; higher is better)\n"
+
+
 def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
-    """The printed tables (markdown) and the acceptance list."""
+    """The printed tables (markdown), one per (benchmark, shape), and the acceptance list."""
     results, acceptance = index(records), []
-    peaks = machine["matmul_peak_gflops"]
-    peak = max((v for v in peaks.values() if v), default=None)
-    n, precision = machine.get("peak_n", 2048), machine.get("precision", "float32")
+    device, n = machine.get("device", "cpu"), machine.get("peak_n", 2048)
+    shapes = (list(dict.fromkeys(shape_of(r) for r in records if r["bench"] in MODEL_BENCHMARKS))
+              or [default_shape(device)])
+    peak_gflops = machine.get("matmul_peak_gflops", {})
+
+    def peak_text(precision):
+        return ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peak_gflops.get(precision, {}).items())
+
     where = (f"1 GPU ({machine['gpu']})" if machine.get("gpu") else
              f"{machine['cpu_count']} CPU cores ({machine['cpu']})")
-    parts = [f"{where}, {precision}, batch 32, seq 128; matmul peak ({n}³ {precision}): "
-             + ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peaks.items())]
+    if len(shapes) == 1:
+        precision = shapes[0].precision
+        parts = [f"{where}, {precision}, batch {shapes[0].batch}, seq {shapes[0].seq}; matmul peak ({n}³ "
+                 f"{precision}): {peak_text(precision)}"]
+    else:
+        parts = [f"{where}; forward and pretraining step at " + "; ".join(s.title for s in shapes)
+                 + f". Matmul peaks ({n}³): " + "; ".join(f"{p} {peak_text(p)}"
+                                                            for p in dict.fromkeys(s.precision for s in shapes))]
+    bf16_native = True
+    if device == "cpu" and any(s.precision == "bfloat16" for s in shapes) and "bf16_instructions" in machine:
+        flags = machine["bf16_instructions"]
+        bf16_native = bool(flags)
+        parts.append(f"bfloat16 on this CPU: native ({', '.join(flags)})." if flags else
+                     f"**This CPU has no bf16 instructions (neither {' nor '.join(BF16_FLAGS)} among /proc/cpuinfo's "
+                     "flags): its bfloat16 cells are emulated, reported without a bar.**")
     onednn = {impl: v["onednn_enabled"] for impl, v in machine.get("versions", {}).items() if "onednn_enabled" in v}
     # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU.
     if onednn and not machine.get("gpu"):
@@ -511,19 +552,22 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     rounds = max((len(cell.get("round_values", ())) for cell in results.values()), default=0)
     if rounds > 1:
         parts.append(f"Each cell: the median of {rounds} rounds, implementations run in turn within each "
-                     "benchmark and preset.")
+                     "benchmark, shape and preset.")
     busy = [r["background_cpu"] for r in records if r.get("background_cpu") is not None]
     if busy and max(busy) > 0.10:
         parts.append(f"**warning: other processes used up to {max(busy):.0%} of the CPUs just before a case; "
                      "timings are not trustworthy.**")
     for bench in BENCHMARKS:
-        if not any(r["bench"] == bench for r in records):
-            continue
-        unit = UNITS.get(bench, "latency")
-        parts.append(f"\n### {bench} ({unit}; higher is better)\n" if bench != "serving" else "\n### serving\n")
-        table = (serving_table(records, results, acceptance) if bench == "serving" else
-                 throughput_table(bench, records, results, peak and peak * 1e9, acceptance))
-        parts += [table, ""] + [f"- {line}" for line in notes(bench, records, results)]
+        for shape in shapes if bench in MODEL_BENCHMARKS else [None]:
+            if not any(r["bench"] == bench and shape_of(r) == shape for r in records):
+                continue
+            parts.append(heading(bench, shape))
+            if bench == "serving":
+                table = serving_table(records, results, acceptance)
+            else:
+                peak = max(peaks(results, shape.precision, shape).values(), default=None) if shape else None
+                table = throughput_table(bench, shape, records, results, peak, acceptance, device, bf16_native)
+            parts += [table, ""] + [f"- {line}" for line in notes(bench, shape, records, results)]
     passed = sum(1 for a in acceptance if a["passed"])
     parts.append(f"\nAcceptance: {passed}/{len(acceptance)} bars met.")
     return "\n".join(parts), acceptance
@@ -545,11 +589,14 @@ def main(argv=None):
     parser.add_argument("--benchmarks", default=",".join(BENCHMARKS), help="comma-separated subset of "
                         + ",".join(BENCHMARKS))
     parser.add_argument("--presets", help="for forward and pretrain (default tiny,mini,small,base / tiny,mini,small)")
+    parser.add_argument("--shapes", help="forward and pretrain at each SEQ[:fp32|bf16], e.g. 128,384,512,128:bf16 "
+                        "(batch 32 up to seq 128, 8 beyond; default 128, with --device gpu 128:bf16)")
     parser.add_argument("--runs", type=int, help="timed runs per mode (default 5; base forward at most 3; "
                         "fine-tuning: timed epochs, default 1)")
-    parser.add_argument("--rounds", type=int, default=1, help="run each (benchmark, preset)'s implementations "
-                        "this many times in turn; cells are the medians (default 1)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving")
+    parser.add_argument("--rounds", type=int, default=1, help="run each (benchmark, shape, preset)'s "
+                        "implementations this many times in turn; cells are the medians (default 1)")
+    parser.add_argument("--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving "
+                        "(at every --shapes shape)")
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="gpu: forward and pretrain "
                         "in bfloat16 on a GPU, every implementation in this Python (default cpu)")
     parser.add_argument("--out", help="results JSON (default bench/results/compare_peers[_quick|_gpu].json)")
@@ -568,6 +615,10 @@ def main(argv=None):
         elif set(benchmarks) - set(MODEL_BENCHMARKS):
             parser.error(f"--device gpu runs {','.join(MODEL_BENCHMARKS)} only (the others time CPU-side text "
                          f"work), got {args.benchmarks}")
+    try:
+        args.shapes = parse_shapes(args.shapes) if args.shapes else None
+    except ValueError as e:
+        parser.error(str(e))
     bad_presets = set((args.presets or "").split(",")) - set(common.PRESETS) - {""}
     if bad_presets:
         parser.error(f"unknown presets {sorted(bad_presets)}; choose from {','.join(common.PRESETS)}")
@@ -584,8 +635,9 @@ def main(argv=None):
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     records = []
     for i, spec in enumerate(specs, 1):
+        shape = shape_of(spec)
         print(f"[{i}/{len(specs)}] {spec['impl']} {spec['bench']} {spec['preset'] or ''} "
-              f"({', '.join(spec['modes'])}) ...", file=sys.stderr, flush=True)
+              f"{shape.title + ' ' if shape else ''}({', '.join(spec['modes'])}) ...", file=sys.stderr, flush=True)
         records.append(run_case(spec, workdir, shared["timeout_s"], venv_errors[spec["impl"]]))
         print(f"    {records[-1]['wall_s']:.0f} s", file=sys.stderr, flush=True)
         common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": False,
@@ -593,9 +645,11 @@ def main(argv=None):
 
     machine = machine_info()
     results = index(records)
-    machine["matmul_peak_gflops"] = {
-        "tf.matmul": (value(results, "peak", None, "ours", "tf.matmul") or 0) / 1e9 or None,
-        "torch.matmul": (value(results, "peak", None, "hf", "torch.matmul") or 0) / 1e9 or None}
+    machine["matmul_peak_gflops"] = {   # precision -> framework -> GFLOP/s, the median of all its rounds
+        precision: {mode: (peaks(results, precision).get(mode) or 0) / 1e9 or None
+                    for modes in MODES["peak"].values() for mode in modes}
+        for precision in dict.fromkeys(shape.precision for shape in shapes_of(args))}
+    machine["bf16_instructions"] = bf16_instructions() if args.device == "cpu" else None
     machine["versions"] = {r["impl"]: r["versions"] for r in records if "versions" in r}
     machine.update({k: shared[k] for k in ("device", "precision", "peak_n")})
     machine["gpu"] = next((r["gpu"] for r in records if r.get("gpu")), None)
@@ -603,7 +657,8 @@ def main(argv=None):
     print(text)
     common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": True,
                                    "settings": shared,
-                                   "machine": machine, "acceptance": acceptance, "cases": records,
+                                   "machine": machine, "acceptance": acceptance, "cells": cell_list(results),
+                                   "cases": records,
                                    "report_markdown": text})
     print(f"\nwrote {out}", file=sys.stderr)
     if any("error" in cell for r in records for cell in r["modes"].values()):

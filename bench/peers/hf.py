@@ -4,8 +4,9 @@ Runs in `bench/.venvs/hf`. Modes: "eager" (the default PyTorch execution) and "c
 model, inductor backend) for the model benchmarks; tokenize: "fast" (BertTokenizerFast); serving: "eager"
 (tokenizer + model forward under `torch.inference_mode`). Threads: `torch.set_num_threads(os.cpu_count())`,
 except tokenization (one thread, parallelism off: set by the orchestrator's environment and `setup`).
-On a GPU case (`--device gpu`) the model and its inputs live on "cuda"; bfloat16 precision is
-`torch.autocast(dtype=torch.bfloat16)` around the forward pass (float32 weights), as Trainer's `bf16=True`.
+On a GPU case (`--device gpu`) the model and its inputs live on "cuda". bfloat16 precision (a `:bf16` shape, on
+the CPU or a GPU) is `torch.autocast(device, dtype=torch.bfloat16)` around the forward pass (float32 weights), as
+Trainer's `bf16=True`; the matmul peak then multiplies bfloat16 matrices.
 """
 
 import os
