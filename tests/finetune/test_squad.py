@@ -111,18 +111,61 @@ def test_extract_answers_v1_and_v2(tmp_path, tokenizer):
     assert short["q0_1"] != "Anna Schmidt"                          # two tokens: longer than allowed
 
 
+SENTENCES = ["The river flows through the old town .", "Many visitors come in summer .",
+             "They walk along its banks and eat at the small cafés .", "The market opens early on Saturday .",
+             "A narrow bridge leads to the church .", "The mayor lives near the station .",
+             "Children play in the park after school .", "The museum is closed on Monday ."]
+COLOURS = ["red", "green", "blue", "yellow", "purple", "orange", "black", "white"]
+ANIMALS = ["fox", "bear", "wolf", "horse", "eagle", "tiger", "mouse", "snake"]
+NUMBERS = ["two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+
+def password_squad_json(path, n, seed, version_2=False):
+    """A learnable SQuAD: "What is the password?" over town filler with the sentence "The password is <colour>
+    <animal> <number> ." somewhere; colours and numbers occur nowhere else, so the answer starts at the only colour
+    and ends at the only number (three tokens: a model whose start logits were its end logits cannot score it).
+    Contexts take 2-4 windows of 48 tokens. v2.0 adds as many unanswerable questions, on filler alone."""
+    rng = np.random.default_rng(seed)
+
+    def filler(k):
+        return " ".join(str(s) for s in rng.choice(SENTENCES, k))
+
+    paragraphs = []
+    for i in range(n):
+        answer = f"{rng.choice(COLOURS)} {rng.choice(ANIMALS)} {rng.choice(NUMBERS)}"
+        before = filler(int(rng.integers(0, 6)))
+        context = f"{before} The password is {answer} . {filler(int(rng.integers(1, 6)))}".strip()
+        qa = {"id": f"q{i}", "question": "What is the password?",
+              "answers": [{"text": answer, "answer_start": context.index(answer)}]}
+        paragraphs.append({"context": context, "qas": [qa]})
+        if version_2:
+            paragraphs.append({"context": filler(int(rng.integers(3, 9))), "qas": [
+                {"id": f"n{i}", "question": "What is the password?", "answers": [], "is_impossible": True}]})
+    path.write_text(json.dumps({"version": "2.0" if version_2 else "1.1", "data": [{"title": "t",
+                                                                                     "paragraphs": paragraphs}]}))
+    return str(path)
+
+
 @pytest.mark.parametrize("version", ["1.1", "2.0"])
-def test_run_squad_end_to_end(version, tiny_init, tmp_path):
+def test_run_squad_end_to_end_learns(version, tiny_init, tmp_path):
+    """The tiny model learns the password spans: exact match >= 80 on 48 dev questions (and on as many
+    unanswerable ones for v2.0). Chance (a random span) is ~0; a model whose start logits are its end logits
+    answers with one word of the three (exact match ~0, F1 ~50)."""
     v2 = version == "2.0"
-    train = squad_json(tmp_path / "train.json", version_2=v2)
-    dev = squad_json(tmp_path / "dev.json", version_2=v2, copies=1)
+    train = password_squad_json(tmp_path / "train.json", 160, seed=1, version_2=v2)
+    dev = password_squad_json(tmp_path / "dev.json", 48, seed=2, version_2=v2)
     out = tmp_path / "run"
     summary = run(parse_args(common_flags(tiny_init, out, "--version", version, "--train_file", train,
                                           "--predict_file", dev, "--seq_length", "48", "--doc_stride", "16",
-                                          "--max_query_length", "8")))
+                                          "--max_query_length", "8", "--epochs", "3", "--batch_size", "16",
+                                          "--learning_rate", "5e-4")))
+    metrics = summary["metrics"]
     expected = {"exact_match", "f1"} | ({"has_answer_exact_match", "has_answer_f1", "no_answer_exact_match",
                                          "no_answer_f1"} if v2 else set())
-    assert set(summary["metrics"]) == expected and 0 <= summary["metrics"]["f1"] <= 100
+    assert set(metrics) == expected
+    assert metrics["exact_match"] >= 80 and metrics["f1"] >= 85, metrics
+    if v2:
+        assert metrics["has_answer_exact_match"] >= 80 and metrics["no_answer_exact_match"] >= 80, metrics
     predictions = json.loads((out / "predictions.json").read_text())
     assert set(predictions) == {e.qid for e in squad.read_squad_json(dev)}
     assert (out / "null_odds.json").exists() == v2 and (out / "nbest_predictions.json").exists()
