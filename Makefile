@@ -70,7 +70,7 @@ venv:
 	  touch $(STAMP)
 	fi
 
-# DEMO_FAST=1 make demo: the same path with tiny settings (~1.5 minutes).
+# DEMO_FAST=1 make demo: the same stages with fewer steps and reviews.
 demo: venv
 	$(PY) -m keras_bert_lite.demo
 

