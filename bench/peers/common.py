@@ -23,6 +23,7 @@ PRESETS = {
     "mini": (4, 256, 4),
     "small": (4, 512, 8),
     "base": (12, 768, 12),
+    "large": (24, 1024, 16),      # bench/gpu's pretraining step and forward; not in compare_peers' defaults
 }
 VOCAB_SIZE = 30522
 TYPE_VOCAB_SIZE = 2

@@ -82,7 +82,9 @@ def pretrain(spec, mode):
     """BertForPreTraining with MLM labels (-100 except the masked positions) and NSP labels, torch AdamW."""
     model = BertForPreTraining(config(spec["preset"])).train().to(device(spec))
     run_model = prepared(model, mode)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+    # On a GPU the fused AdamW kernel, as the issue's H200 anchor ran (torch's default there is foreach).
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01,
+                                  **({"fused": True} if common.on_gpu(spec) else {}))
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     labels = torch.full((spec["batch"], spec["seq"]), -100, dtype=torch.long)
     labels.scatter_(1, torch.from_numpy(b["positions"]).long(), torch.from_numpy(b["ids"]).long())
