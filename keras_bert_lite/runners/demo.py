@@ -35,6 +35,7 @@ import sys
 import time
 
 from keras_bert_lite.data.corpora import write_review_split
+from keras_bert_lite.data.masking import MASK_RATE
 from keras_bert_lite.runners import export as export_command
 from keras_bert_lite.runners import glue, pretrain
 from keras_bert_lite.runners import vocab as vocab_command
@@ -53,27 +54,23 @@ SENTENCES = [
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """What each stage does; FULL is `make demo`, FAST is `DEMO_FAST=1` (the same stages, smaller)."""
-    train_reviews: int          # labelled reviews every classifier is fine-tuned on
-    dev_reviews: int            # held-out labelled reviews every classifier is scored on
-    vocab_size: int
+    train_reviews: int                      # labelled reviews every classifier is fine-tuned on
     pretrain_steps: int
-    pretrain_batch: int
-    pretrain_seq: int
-    pretrain_learning_rate: float
     pretrain_log_every: int
     tiny_epochs: int
-    tiny_learning_rate: float
-    minilm_epochs: int
-    minilm_learning_rate: float
-    finetune_seq: int
+    dev_reviews: int = 1000                 # held-out labelled reviews every classifier is scored on
+    vocab_size: int = 8000
+    pretrain_batch: int = 32
+    pretrain_seq: int = 64
+    pretrain_learning_rate: float = 5e-4
+    tiny_learning_rate: float = 3e-4
+    minilm_epochs: int = 2
+    minilm_learning_rate: float = 5e-5
+    finetune_seq: int = 64
 
 
-FULL = Settings(train_reviews=4000, dev_reviews=1000, vocab_size=8000, pretrain_steps=3000, pretrain_batch=32,
-                pretrain_seq=64, pretrain_learning_rate=5e-4, pretrain_log_every=300, tiny_epochs=6,
-                tiny_learning_rate=3e-4, minilm_epochs=2, minilm_learning_rate=5e-5, finetune_seq=64)
-FAST = Settings(train_reviews=1600, dev_reviews=1000, vocab_size=8000, pretrain_steps=800, pretrain_batch=32,
-                pretrain_seq=64, pretrain_learning_rate=5e-4, pretrain_log_every=100, tiny_epochs=4,
-                tiny_learning_rate=3e-4, minilm_epochs=2, minilm_learning_rate=5e-5, finetune_seq=64)
+FULL = Settings(train_reviews=4000, pretrain_steps=3000, pretrain_log_every=300, tiny_epochs=6)
+FAST = Settings(train_reviews=1600, pretrain_steps=800, pretrain_log_every=100, tiny_epochs=4)
 
 STAGES = 6
 
@@ -140,7 +137,7 @@ class Demo:
               "nsp_accuracy: is B the real next sentence (50%)?")
         argv = ["--input_files", self.results["data"]["unlabeled_file"], "--vocab", self.path("vocab.txt"),
                 "--preset", "tiny", "--seq_length", str(s.pretrain_seq),
-                "--max_predictions", str(round(0.15 * s.pretrain_seq) + 1), "--batch_size", str(s.pretrain_batch),
+                "--max_predictions", str(round(MASK_RATE * s.pretrain_seq) + 1), "--batch_size", str(s.pretrain_batch),
                 "--steps", str(s.pretrain_steps), "--learning_rate", str(s.pretrain_learning_rate),
                 "--log_every", str(s.pretrain_log_every), "--checkpoint_every", str(s.pretrain_steps),
                 "--seed", str(self.seed), "--model_dir", self.path("pretrain"), "--quiet"]
