@@ -80,8 +80,7 @@ def test_fast_demo_pretrains_on_in_domain_text_it_does_not_fine_tune_on(fast_dem
 
 @pytest.mark.slow
 def test_fast_demo_pretraining_learns(fast_demo):
-    """Masked-LM accuracy rises from the ~0.035 of predicting frequent tokens (first log) to ~0.09; every run
-    measured rose by at least 0.05."""
+    """Masked-LM accuracy rises above that of predicting frequent tokens (the first log), and the loss falls."""
     pretrain = fast_demo[2]["results"]["pretrain"]
     assert pretrain["steps"] == [FAST.pretrain_log_every, FAST.pretrain_steps]
     first, last = pretrain["masked_lm_accuracy"]
@@ -91,9 +90,8 @@ def test_fast_demo_pretraining_learns(fast_demo):
 
 @pytest.mark.slow
 def test_fast_demo_minilm_is_clearly_above_the_baseline_and_serves_right(fast_demo):
-    """MiniLM scores ~0.77-0.80 on 1,000 dev reviews where the majority class scores 0.562 (every seed measured:
-    >= 0.76); a classifier at chance would be within 0.562 +- 0.03. The served model labels the four example
-    sentences right (p >= 0.9 in every run measured)."""
+    """MiniLM is clearly above the majority class (a classifier at chance stays within a few points of it), and the
+    served model labels the four example sentences right."""
     stdout, _, summary = fast_demo
     finetune = summary["results"]["finetune"]
     baseline = finetune["majority_baseline"]
