@@ -499,6 +499,9 @@ def main(argv=None) -> None:
     try:
         for name in stages:
             stage(run, name, functions[name])
+            if name == "probe" and "error" in run.results["stages"]["probe"] and args.device == "gpu":
+                print("[probe] failed: the other stages would not run on the GPU; stopping", file=sys.stderr)
+                break
     finally:
         run.stop_all()
     run.results["complete"] = True
