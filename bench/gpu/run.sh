@@ -118,7 +118,7 @@ case "$step" in
     args+=(--tf_python "${TF_PYTHON:-$PYTHON}" --kerashub_python "${KERASHUB_PYTHON:-${TF_PYTHON:-$PYTHON}}"
            --torch_python "${TORCH_PYTHON:-$PYTHON}")
     # checks.py keeps to its own budget; this is the backstop.
-    timeout -k 10 $(( ${BUDGET_S:-450} + 60 )) "$PYTHON" bench/gpu/checks.py "${args[@]}"
+    timeout -k 10 $(( ${BUDGET_S:-560} + 30 )) "$PYTHON" bench/gpu/checks.py "${args[@]}"
     rc=$?
     say "checks.py exit $rc; whole run $((SECONDS - start)) s"
     exit $rc ;;

@@ -96,8 +96,11 @@ def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[flo
     make (0.3 ms on tiny's [32, 128, 128] output, 1.5% of its forward), and the matmul peak returns the product,
     not a reduce_sum over its 16 MB.
     """
-    for _ in range(warmup):
+    for i in range(warmup):
+        start = time.perf_counter()
         fn()
+        if i == 0 and time.perf_counter() - start > 5:   # a compile: says where a time-boxed run's time went
+            print(f"    first call {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
     times = []
     while len(times) < runs or sum(times) < min_seconds:
         start = time.perf_counter()
