@@ -42,6 +42,9 @@ class BertEmbeddings(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
         self.dropout = dropout
+        # Under mixed precision the tables are read in float32 and only the gathered rows are cast (as
+        # keras.layers.Embedding does): autocast would cast each whole [vocab, H] table on every call.
+        self.autocast = False
         self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
         self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
 
@@ -66,7 +69,7 @@ class BertEmbeddings(keras.layers.Layer):
         x = tf.gather(self.word_embeddings, input_word_ids)                           # [b, s, H]
         x = x + tf.gather(self.token_type_embeddings, input_type_ids)                 # [b, s, H]
         x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)             # [1, s, H]
-        x = self.layer_norm(x)
+        x = self.layer_norm(x)                                                        # float32 in, compute dtype out
         return self.dropout_layer(x, training=training)
 
     def compute_output_spec(self, input_word_ids, input_type_ids, training=None):

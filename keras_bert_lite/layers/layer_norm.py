@@ -46,7 +46,11 @@ class LayerNorm(keras.layers.LayerNormalization):
                             and not self.rms_scaling)
         if not (last_axis_affine and _fused_kernel_available()):
             return super().call(inputs)
-        x = ops.cast(inputs, "float32")
+        # bfloat16 inputs stay bfloat16: the kernel computes the statistics in float32 either way, and oneDNN's
+        # fused kernel exists for bfloat16, while a cast to float32 in front of it would be two more passes (and
+        # would keep Grappler from fusing the gamma/beta ops into it).
+        dtype = "bfloat16" if inputs.dtype == tf.bfloat16 and self.compute_dtype == "bfloat16" else "float32"
+        x = ops.cast(inputs, dtype)
         width = x.shape[-1]                                                              # H (static once built)
         rows = tf.compat.v1.placeholder_with_default(tf.reshape(tf.size(x) // width, [1]), shape=[1])
         empty = tf.constant([], tf.float32)
@@ -54,7 +58,8 @@ class LayerNorm(keras.layers.LayerNormalization):
             x=tf.reshape(x, tf.concat([[1], rows, [width, 1]], axis=0)),                 # [1, rows, H, 1]
             scale=tf.fill(rows, 1.0), offset=tf.fill(rows, 0.0), mean=empty, variance=empty,
             epsilon=self.epsilon, data_format="NCHW", is_training=True)
-        outputs = self.beta + tf.reshape(normalized, tf.shape(x)) * self.gamma           # [..., H]
+        gamma, beta = ops.cast(self.gamma, dtype), ops.cast(self.beta, dtype)
+        outputs = beta + tf.reshape(normalized, tf.shape(x)) * gamma                     # [..., H]
         return ops.cast(outputs, self.compute_dtype)
 
     def get_config(self):

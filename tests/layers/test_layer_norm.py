@@ -109,6 +109,18 @@ def test_encoder_block_inference_runs_as_fused_kernels(static):
 
 
 @needs_onednn
+def test_bfloat16_encoder_block_runs_each_layer_norm_as_one_kernel():
+    """Under mixed_bfloat16 the LayerNorms take their bfloat16 inputs as they are: no cast to float32 in front of
+    the kernel that would keep Grappler from fusing it (and gamma/beta) into one _MklLayerNorm."""
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    block = TransformerEncoderBlock(H, 4, 32, hidden_dropout=0.0, attention_dropout=0.0)
+    x, mask = tf.constant(rng.normal(size=(2, 8, H)), tf.bfloat16), tf.ones((2, 8), tf.int32)
+    block(x, mask)
+    ops = optimized_ops(tf.function(lambda x, m: block(x, m, training=False)), x, mask)
+    assert ops.count("_MklLayerNorm") == 2 and "FusedBatchNormV3" not in ops, ops
+
+
+@needs_onednn
 def test_keras_form_where_no_fused_kernel_exists(monkeypatch):
     ours, _ = pair((4, H))
     x = tf.ones((4, H))

@@ -69,3 +69,15 @@ def test_keras_file_round_trip(tiny_config, tmp_path):
     encoder.save(tmp_path / "encoder.keras")
     restored = keras.saving.load_model(tmp_path / "encoder.keras")
     keras.tree.map_structure(np.testing.assert_array_equal, encoder(inputs), restored(inputs))
+
+
+@pytest.mark.parametrize("policy", ["mixed_bfloat16", "mixed_float16"])
+def test_mixed_precision_casts_embedding_rows_not_tables(policy, tiny_config):
+    """Under mixed precision the float32 embedding tables are gathered from and only the [b, s, H] rows are cast:
+    Keras' autocast would cast the whole [vocab, H] word table on every call (BERT-base: 23M values a forward)."""
+    keras.mixed_precision.set_global_policy(policy)
+    encoder = build_encoder(tiny_config)
+    inputs = random_inputs(tiny_config, batch=2, seq=8)
+    graph = tf.function(lambda x: encoder(x, training=False)).get_concrete_function(inputs).graph
+    cast_inputs = [op.inputs[0].shape.as_list() for op in graph.get_operations() if op.type == "Cast"]
+    assert cast_inputs and [tiny_config.vocab_size, tiny_config.hidden_size] not in cast_inputs, cast_inputs
