@@ -1,11 +1,12 @@
 """Where the encoder forward's op time goes: the attention core against the projections, LayerNorm and the rest.
 
     .venv/bin/python bench/profile_attention.py [--preset small] [--seq 512] [--batch 8] [--calls 5]
-                                                [--impls ours,hf,kerashub] [--out PATH]
+                                                [--precision float32|bfloat16] [--impls ours,hf,kerashub] [--out PATH]
 
-For one shape (float32, CPU) it profiles the encoder forward of ours, Hugging Face transformers and KerasHub,
-each in its own process and venv (bench/peers/suite.py's IMPLEMENTATIONS, built as bench/peers/<impl>.py builds
-them for `compare_peers.py --benchmarks forward`), and sorts every op's time into five categories:
+For one shape (float32, or `--precision bfloat16`; CPU) it profiles the encoder forward of ours, Hugging Face
+transformers and KerasHub, each in its own process and venv (bench/peers/suite.py's IMPLEMENTATIONS, built as
+bench/peers/<impl>.py builds them for `compare_peers.py --benchmarks forward`), and sorts every op's time into
+five categories:
 
   attention  the attention core: the QK^T score matmul, scaling and mask add, softmax, the probs·V matmul and the
              head transposes/reshapes around them (with oneDNN ours fuses the score matmul, scaling and mask add
@@ -277,7 +278,7 @@ def innermost_module(event) -> str | None:
     return None if parent is None else parent.name[len(TORCH_MARK):]
 
 
-def profile_hf(preset: str, seq: int, batch: int, calls: int, warmup: int) -> dict:
+def profile_hf(preset: str, seq: int, batch: int, calls: int, warmup: int, precision: str = "float32") -> dict:
     """HF BertModel's eager forward as bench/peers/hf.py's forward runs it, under torch.profiler."""
     import hf
     import torch
@@ -287,7 +288,7 @@ def profile_hf(preset: str, seq: int, batch: int, calls: int, warmup: int) -> di
     b = hf.tensors(common.synthetic_batch(batch, seq))
 
     def run():
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast("cpu", torch.bfloat16, enabled=precision == "bfloat16"):
             return model(input_ids=b["word_ids"], attention_mask=b["mask"], token_type_ids=b["type_ids"])
 
     for _ in range(warmup):
@@ -310,8 +311,11 @@ def profile_hf(preset: str, seq: int, batch: int, calls: int, warmup: int) -> di
 def worker(args) -> None:
     """One implementation's profile, written as JSON to `args.worker_out` (runs in that implementation's venv)."""
     if args.worker == "hf":
-        result = profile_hf(args.preset, args.seq, args.batch, args.calls, args.warmup)
+        result = profile_hf(args.preset, args.seq, args.batch, args.calls, args.warmup, args.precision)
     else:
+        if args.precision == "bfloat16":
+            import keras
+            keras.mixed_precision.set_global_policy("mixed_bfloat16")
         build = ours_forward if args.worker == "ours" else kerashub_forward
         result = profile_tf(build(args.preset, args.seq, args.batch), args.calls, args.warmup)
     result["python"] = sys.version.split()[0]
@@ -330,7 +334,7 @@ def run_worker(impl: str, args, workdir: str) -> dict:
     out = os.path.join(workdir, f"{impl}.json")
     command = [python, str(Path(__file__).resolve()), "--worker", impl, "--worker-out", out,
                "--preset", args.preset, "--seq", str(args.seq), "--batch", str(args.batch),
-               "--calls", str(args.calls), "--warmup", str(args.warmup)]
+               "--calls", str(args.calls), "--warmup", str(args.warmup), "--precision", args.precision]
     proc = subprocess.run(command, env=runner_env("forward"), cwd=ROOT, capture_output=True, text=True,
                           timeout=args.timeout)
     if proc.returncode or not os.path.exists(out):
@@ -362,6 +366,9 @@ def parse_args(argv=None):
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--calls", type=int, default=5, help="profiled forward calls per implementation")
+    parser.add_argument("--precision", default="float32", choices=("float32", "bfloat16"),
+                        help="bfloat16: ours and KerasHub under mixed_bfloat16, HF under torch.autocast (as "
+                        "compare_peers --shapes SEQ:bf16 runs them)")
     parser.add_argument("--warmup", type=int, default=2, help="unprofiled calls before them")
     parser.add_argument("--impls", default="ours,hf,kerashub")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per implementation")
@@ -382,11 +389,12 @@ def main(argv=None):
             print(f"profiling {impl} ({args.preset}, seq {args.seq}, batch {args.batch}) ...", file=sys.stderr)
             results[impl] = run_worker(impl, args, workdir)
     table = markdown(results)
-    print(f"### Op time of the encoder forward: {args.preset}, seq {args.seq}, batch {args.batch}, float32, CPU\n")
+    print(f"### Op time of the encoder forward: {args.preset}, seq {args.seq}, batch {args.batch}, {args.precision}, "
+          "CPU\n")
     print(table)
     common.write_json_atomic(args.out, {
         "date": datetime.datetime.now().isoformat(timespec="seconds"), "preset": args.preset, "seq": args.seq,
-        "batch": args.batch, "precision": "float32", "calls": args.calls, "warmup": args.warmup,
+        "batch": args.batch, "precision": args.precision, "calls": args.calls, "warmup": args.warmup,
         "cpu": common.cpuinfo("model name"), "cores": os.cpu_count(), "categories": LABELS,
         "results": results, "table": table})
 
