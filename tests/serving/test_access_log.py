@@ -3,6 +3,7 @@
 import asyncio
 import logging
 import re
+import threading
 
 import grpc
 import pytest
@@ -43,13 +44,15 @@ def test_every_call_gets_one_line_answered_or_refused(toy_v1, start_server):
 
 
 class FakeContext:
-    """The parts of a grpc.aio.ServicerContext that `Answerer` uses; `abort` records the status."""
+    """The parts of a grpc.aio.ServicerContext that `Answerer` uses; `abort` records the status.
+    `remaining`: what each `time_remaining()` call returns, in turn (default: no deadline)."""
 
-    def __init__(self):
+    def __init__(self, remaining=()):
         self.aborted = None
+        self.remaining = list(remaining)
 
     def time_remaining(self):
-        return None
+        return self.remaining.pop(0) if self.remaining else None
 
     def peer(self):
         return "ipv4:127.0.0.1:1"
@@ -80,3 +83,30 @@ def test_a_server_fault_is_internal_with_an_id_and_its_text_stays_in_the_log(cap
                             details).group(1)
     assert f"error {error_id} answering Predict" in caplog.text and "secret detail" in caplog.text
     assert "status=INTERNAL latency_ms=" in caplog.text and f"error_id={error_id}" in caplog.text
+
+
+@pytest.mark.parametrize("remaining,logged", [((0.5, 0.004), "DEADLINE_EXCEEDED"),   # the timer fired 4 ms early
+                                             ((0.5, -0.001), "DEADLINE_EXCEEDED"),
+                                             ((0.5, 0.3), "CANCELLED"),            # the client cancelled
+                                             ((), "CANCELLED")])                   # no deadline at all
+def test_a_call_cancelled_at_its_deadline_is_logged_as_deadline_exceeded(caplog, remaining, logged):
+    """gRPC cancels the coroutine when the deadline passes, and its timer can fire a few milliseconds before
+    `time_remaining()` reaches 0: that is still the deadline, not a client cancelling."""
+    started, release = threading.Event(), threading.Event()
+
+    def respond(request, call):
+        started.set()
+        release.wait(30)
+
+    async def answer():
+        task = asyncio.ensure_future(Answerer(WorkerPool(1)).answer(
+            "Predict", Received(predict_request({"text": ["x"]}), 20), FakeContext(remaining), respond))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait, 30)   # respond is running
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+
+    with caplog.at_level(logging.INFO):
+        asyncio.run(answer())
+    assert f"status={logged} latency_ms=" in caplog.text
