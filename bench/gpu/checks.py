@@ -7,7 +7,7 @@ in this order (the acceptance bars first):
   probe    what the machine has: nvidia-smi, TensorFlow's GPU, an XLA-compiled bf16 matmul
   step     bf16 matmul peaks (tf, torch) and the MLM+NSP pretraining step at seq 128 in bf16 at large and base
            (ours XLA, HF torch.compile with bf16 autocast, KerasHub XLA: MLM only) at a batch that fills the GPU,
-           through bench/peers' runners (bench/gpu/peer_cases.py); each implementation a third of `step_s`
+           through bench/peers' runners (bench/gpu/peer_cases.py); `step_s` shared 2:1:1 (see `share`)
   paths    the training paths with the library's defaults (XLA where TensorFlow sees a GPU), two at once:
            kbl-pretrain (base, bf16, seq 128) for a few hundred steps on the demo's unlabelled reviews, then the
            same command with more steps, which resumes from its checkpoint; and kbl-glue fine-tuning
@@ -75,9 +75,9 @@ class Sizes:
 
 FULL = Sizes(budget_s=560, pretrain_preset="base", pretrain_steps=200, resume_steps=100, pretrain_batch=64,
              pretrain_seq=128, pretrain_lr=1e-4, log_every=25, train_reviews=4000, dev_reviews=1000,
-             glue_epochs=2, glue_seeds=SEEDS, step_presets=tuple(os.environ.get("STEP_PRESETS", "large,base").split(",")), step_batch=256,
+             glue_epochs=2, glue_seeds=SEEDS, step_presets=("large", "base"), step_batch=256,
              forward_presets=("base", "large", "small", "mini", "tiny"), forward_batches=(32, 256, 1),
-             peak_n=8192, step_s=int(os.environ.get("STEP_S", 280)), paths_s=200, runs=5, min_seconds=1.0)
+             peak_n=8192, step_s=280, paths_s=200, runs=5, min_seconds=1.0)
 SMALL = Sizes(budget_s=600, pretrain_preset="tiny", pretrain_steps=20, resume_steps=10, pretrain_batch=8,
               pretrain_seq=32, pretrain_lr=2e-3, log_every=5, train_reviews=96, dev_reviews=64, glue_epochs=1,
               glue_seeds="1,2",
@@ -419,37 +419,35 @@ def run_cases(run: Run, impl: str, cases: list[dict], seconds: float, name: str)
 SHARE = {"ours": 2, "hf": 1, "kerashub": 1}     # ours compiles its whole training step with XLA first
 
 
-def share(deadline: float, impl: str, order=("ours", "hf", "kerashub")) -> float:
-    """`impl`'s seconds until `deadline`: its weight among the implementations still to run, so that time one
-    leaves unused goes to the next (on the lent H200 ours' BERT-large step did not finish its XLA compile and
-    timing in 70 s or 90 s, while HF's whole case took 47 s)."""
-    rest = order[order.index(impl):]
-    return max(0.0, deadline - time.monotonic()) * SHARE[impl] / sum(SHARE[i] for i in rest)
+def share(deadline: float, still_to_run: tuple) -> float:
+    """The first of `still_to_run`'s seconds until `deadline`: its weight among them, so that time one implementation
+    leaves unused goes to the next (bench/gpu/README.md: the H200 run)."""
+    return max(0.0, deadline - time.monotonic()) * SHARE[still_to_run[0]] / sum(SHARE[i] for i in still_to_run)
 
 
 def step_throughput(run: Run) -> dict:
-    """The matmul peaks and the pretraining step, each implementation a third of the stage's time box."""
+    """The matmul peaks and the pretraining step, the stage's time box shared by `share`."""
     s, seconds = run.s, min(run.s.step_s, run.left())
     out = {"batch": s.step_batch, "seq": 128, "precision": "bfloat16", "predictions": 20}
-    deadline = time.monotonic() + seconds
-    for impl in ("ours", "hf", "kerashub"):
+    deadline, order = time.monotonic() + seconds, ("ours", "hf", "kerashub")
+    for i, impl in enumerate(order):
         cases = [spec(run, "peak", None, PEAK_MODES[impl], 0, "peak")] if impl in PEAK_MODES else []
         cases += [spec(run, "pretrain", p, IMPL_MODES[impl], s.step_batch, f"pretrain/{p}") for p in s.step_presets]
-        out[impl] = run_cases(run, impl, cases, share(deadline, impl), "step")
+        out[impl] = run_cases(run, impl, cases, share(deadline, order[i:]), "step")
         run.save()
     out["table"] = summarize(run.results["stages"], out)
     return out
 
 
 def forward_throughput(run: Run) -> dict:
-    """The forward over presets and batches in priority order, each implementation a third of the time left."""
+    """The forward over presets and batches in priority order, the time left shared by `share`."""
     s, seconds = run.s, run.left()
     out = {"seq": 128, "precision": "bfloat16"}
-    deadline = time.monotonic() + seconds
-    for impl in ("ours", "kerashub", "hf"):
+    deadline, order = time.monotonic() + seconds, ("ours", "kerashub", "hf")
+    for i, impl in enumerate(order):
         cases = [spec(run, "forward", p, IMPL_MODES[impl], b, f"forward/{p}/b{b}")
                  for p in s.forward_presets for b in s.forward_batches]
-        out[impl] = run_cases(run, impl, cases, share(deadline, impl, order=("ours", "kerashub", "hf")), "forward")
+        out[impl] = run_cases(run, impl, cases, share(deadline, order[i:]), "forward")
         run.save()
     out["table"] = summarize(run.results["stages"], out)
     return out
@@ -493,6 +491,8 @@ def main(argv=None) -> None:
     parser.add_argument("--stages", default=",".join(STAGES), help="comma-separated, of "
                         f"{','.join(STAGES)},cpu_reference (default {','.join(STAGES)})")
     parser.add_argument("--budget_s", type=int, help="the whole run's time box (default 560; --small 600)")
+    parser.add_argument("--step_presets", help="the pretraining-step presets, comma-separated (default large,base)")
+    parser.add_argument("--step_s", type=int, help="the pretraining-step stage's time box (default 280)")
     parser.add_argument("--site", help="the TensorFlow stack's site-packages (run.sh: .gpu_stack/site)")
     parser.add_argument("--cuda12", help="folder of the CUDA 12 sonames TensorFlow opens (run.sh makes it)")
     parser.add_argument("--cuda_data_dir", help="the CUDA folder XLA takes ptxas and libdevice from")
@@ -505,7 +505,12 @@ def main(argv=None) -> None:
     if unknown:
         parser.error(f"unknown stages {sorted(unknown)}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    run = Run(args, SMALL if args.small else FULL)
+    sizes = SMALL if args.small else FULL
+    if args.step_presets:
+        sizes = dataclasses.replace(sizes, step_presets=tuple(args.step_presets.split(",")))
+    if args.step_s:
+        sizes = dataclasses.replace(sizes, step_s=args.step_s)
+    run = Run(args, sizes)
     signal.signal(signal.SIGTERM, lambda *_: (run.stop_all(), sys.exit(143)))
     functions = {"probe": probe, "step": step_throughput, "paths": training_paths, "forward": forward_throughput,
                  "cpu_reference": cpu_reference}

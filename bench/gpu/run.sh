@@ -8,7 +8,8 @@
 # device call with .gpu_parts/manifest.json; .gpu_stack/ is ignored by git, so it stays on the machine between
 # calls while the machine is warm (see bench/gpu/README.md for the commands and the device-time plan).
 # Environment: OUT (results folder; the device tool sets it), SMALL=1 (tiny sizes), DEVICE=cpu (a dry run on a
-# CPU), STAGES (checks.py --stages), BUDGET_S (checks.py --budget_s), PYTHON (default python3),
+# CPU), STAGES (checks.py --stages), BUDGET_S (checks.py --budget_s), STEP_PRESETS / STEP_S (checks.py
+# --step_presets / --step_s), PYTHON (default python3),
 # TF_PYTHON / KERASHUB_PYTHON / TORCH_PYTHON (default PYTHON), STACK (default .gpu_stack).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -115,6 +116,8 @@ case "$step" in
     [[ -n "${DEVICE:-}" ]] && args+=(--device "$DEVICE")
     [[ -n "${STAGES:-}" ]] && args+=(--stages "$STAGES")
     [[ -n "${BUDGET_S:-}" ]] && args+=(--budget_s "$BUDGET_S")
+    [[ -n "${STEP_PRESETS:-}" ]] && args+=(--step_presets "$STEP_PRESETS")
+    [[ -n "${STEP_S:-}" ]] && args+=(--step_s "$STEP_S")
     args+=(--tf_python "${TF_PYTHON:-$PYTHON}" --kerashub_python "${KERASHUB_PYTHON:-${TF_PYTHON:-$PYTHON}}"
            --torch_python "${TORCH_PYTHON:-$PYTHON}")
     # checks.py keeps to its own budget; this is the backstop.

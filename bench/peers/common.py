@@ -99,8 +99,9 @@ def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[flo
     for i in range(warmup):
         start = time.perf_counter()
         fn()
-        if i == 0 and time.perf_counter() - start > 5:   # a compile: says where a time-boxed run's time went
-            print(f"    first call {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+        seconds = time.perf_counter() - start
+        if i == 0 and seconds > 5:   # a compile: says where a time-boxed run's time went
+            print(f"    first call {seconds:.1f} s", file=sys.stderr, flush=True)
     times = []
     while len(times) < runs or sum(times) < min_seconds:
         start = time.perf_counter()

@@ -42,8 +42,9 @@ class BertEmbeddings(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.layer_norm_eps = layer_norm_eps
         self.dropout = dropout
-        # Under mixed precision the tables are read in float32 and only the gathered rows are cast (as
-        # keras.layers.Embedding does): autocast would cast each whole [vocab, H] table on every call.
+        # Under mixed precision, inside a model (as the encoder calls it), the tables are read in float32 and only
+        # the gathered rows are cast, as keras.layers.Embedding does: autocast would cast each whole [vocab, H]
+        # table on every call. (Called alone, outside any model, Keras autocasts a mixed layer's variables anyway.)
         self.autocast = False
         self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
         self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")

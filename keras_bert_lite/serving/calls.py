@@ -31,11 +31,6 @@ class Call:
         self._deadline = None if timeout is None else clock() + timeout
         self._cancelled = threading.Event()
 
-    @property
-    def has_deadline(self):
-        """Whether the caller gave the call a deadline."""
-        return self._deadline is not None
-
     def cancel(self):
         """Marks the call as abandoned by its caller."""
         self._cancelled.set()
