@@ -7,7 +7,7 @@ in this order (the acceptance bars first):
   probe    what the machine has: nvidia-smi, TensorFlow's GPU, an XLA-compiled bf16 matmul
   step     bf16 matmul peaks (tf, torch) and the MLM+NSP pretraining step at seq 128 in bf16 at large and base
            (ours XLA, HF torch.compile with bf16 autocast, KerasHub XLA: MLM only) at a batch that fills the GPU,
-           through bench/peers' runners (bench/gpu/peer_cases.py); `step_s` shared 2:1:1 (see `share`)
+           through bench/peers' runners (bench/gpu/peer_cases.py); `step_s` shared 2:1:1 (see `in_turn`)
   paths    the training paths with the library's defaults (XLA where TensorFlow sees a GPU), two at once:
            kbl-pretrain (base, bf16, seq 128) for a few hundred steps on the demo's unlabelled reviews, then the
            same command with more steps, which resumes from its checkpoint; and kbl-glue fine-tuning
@@ -419,38 +419,42 @@ def run_cases(run: Run, impl: str, cases: list[dict], seconds: float, name: str)
 SHARE = {"ours": 2, "hf": 1, "kerashub": 1}     # ours compiles its whole training step with XLA first
 
 
-def share(deadline: float, still_to_run: tuple) -> float:
-    """The first of `still_to_run`'s seconds until `deadline`: its weight among them, so that time one implementation
-    leaves unused goes to the next (bench/gpu/README.md: the H200 run)."""
-    return max(0.0, deadline - time.monotonic()) * SHARE[still_to_run[0]] / sum(SHARE[i] for i in still_to_run)
+def in_turn(run: Run, name: str, order: tuple, seconds: float, cases_for, out: dict) -> dict:
+    """Runs each implementation of `order` on `cases_for(impl)`, one after another within `seconds`: each gets its
+    `SHARE` of the time left among those still to run, so time one leaves unused goes to the next
+    (bench/gpu/README.md: the H200 run). Adds each one's results, then the table, to `out`."""
+    deadline = time.monotonic() + seconds
+    for i, impl in enumerate(order):
+        left = max(0.0, deadline - time.monotonic())
+        out[impl] = run_cases(run, impl, cases_for(impl), left * SHARE[impl] / sum(SHARE[j] for j in order[i:]), name)
+        run.save()
+    out["table"] = summarize(run.results["stages"], out)
+    return out
 
 
 def step_throughput(run: Run) -> dict:
-    """The matmul peaks and the pretraining step, the stage's time box shared by `share`."""
-    s, seconds = run.s, min(run.s.step_s, run.left())
-    out = {"batch": s.step_batch, "seq": 128, "precision": "bfloat16", "predictions": 20}
-    deadline, order = time.monotonic() + seconds, ("ours", "hf", "kerashub")
-    for i, impl in enumerate(order):
-        cases = [spec(run, "peak", None, PEAK_MODES[impl], 0, "peak")] if impl in PEAK_MODES else []
-        cases += [spec(run, "pretrain", p, IMPL_MODES[impl], s.step_batch, f"pretrain/{p}") for p in s.step_presets]
-        out[impl] = run_cases(run, impl, cases, share(deadline, order[i:]), "step")
-        run.save()
-    out["table"] = summarize(run.results["stages"], out)
-    return out
+    """The matmul peaks and the pretraining step, in turn within the stage's time box."""
+    s = run.s
+
+    def cases_for(impl):
+        peak = [spec(run, "peak", None, PEAK_MODES[impl], 0, "peak")] if impl in PEAK_MODES else []
+        return peak + [spec(run, "pretrain", p, IMPL_MODES[impl], s.step_batch, f"pretrain/{p}")
+                       for p in s.step_presets]
+
+    return in_turn(run, "step", ("ours", "hf", "kerashub"), min(s.step_s, run.left()), cases_for,
+                   {"batch": s.step_batch, "seq": 128, "precision": "bfloat16", "predictions": 20})
 
 
 def forward_throughput(run: Run) -> dict:
-    """The forward over presets and batches in priority order, the time left shared by `share`."""
-    s, seconds = run.s, run.left()
-    out = {"seq": 128, "precision": "bfloat16"}
-    deadline, order = time.monotonic() + seconds, ("ours", "kerashub", "hf")
-    for i, impl in enumerate(order):
-        cases = [spec(run, "forward", p, IMPL_MODES[impl], b, f"forward/{p}/b{b}")
-                 for p in s.forward_presets for b in s.forward_batches]
-        out[impl] = run_cases(run, impl, cases, share(deadline, order[i:]), "forward")
-        run.save()
-    out["table"] = summarize(run.results["stages"], out)
-    return out
+    """The forward over presets and batches in priority order, in turn within the time left."""
+    s = run.s
+
+    def cases_for(impl):
+        return [spec(run, "forward", p, IMPL_MODES[impl], b, f"forward/{p}/b{b}")
+                for p in s.forward_presets for b in s.forward_batches]
+
+    return in_turn(run, "forward", ("ours", "kerashub", "hf"), run.left(), cases_for,
+                   {"seq": 128, "precision": "bfloat16"})
 
 
 def summarize(stages: dict, current: dict) -> dict:
