@@ -6,7 +6,8 @@ import pytest
 import keras_bert_lite as kbl
 from keras_bert_lite import xla
 from keras_bert_lite.models import inference
-from keras_bert_lite.runners import glue, pretrain
+from keras_bert_lite.runners import finetune, glue, pretrain
+from keras_bert_lite.text import Vocab
 
 
 @pytest.fixture
@@ -47,3 +48,12 @@ def test_trainer_follows_the_default(tiny_config, tmp_path, with_gpu):
 def test_xla_flags_default_to_none_and_take_both_forms(flags, expected):
     assert pretrain.parse_args(["--model_dir", "m", *flags]).xla is expected
     assert glue.parse_args(["--model_dir", "m", *flags]).xla is expected
+
+
+def test_fine_tuning_pads_to_few_lengths_where_it_compiles(uncased_vocab_path, monkeypatch):
+    vocab = Vocab.from_file(uncased_vocab_path)
+    assert finetune.dynamic_packer(128, vocab, None).padded_lengths == tuple(range(8, 129, 8))   # CPU: graph mode
+    assert finetune.dynamic_packer(128, vocab, True).padded_lengths == (16, 32, 64, 128)
+    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    assert finetune.dynamic_packer(128, vocab, None).padded_lengths == (16, 32, 64, 128)
+    assert finetune.dynamic_packer(128, vocab, False).length_buckets is False

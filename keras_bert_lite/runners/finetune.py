@@ -117,6 +117,12 @@ def text_pipeline(job: common.RunJob) -> tuple[Vocab, BertTokenizer]:
     return vocab, _tokenizer(path, os.path.getmtime(path), vocab.lower_case)
 
 
+def dynamic_packer(seq_length: int, vocab: Vocab, xla: bool | None) -> BertPacker:
+    """The fine-tuning commands' packer: each batch padded to its longest; where the steps are XLA-compiled
+    (`use_xla(xla)`), to few lengths, since every new input shape is a compile (`BertPacker`'s `length_buckets`)."""
+    return BertPacker(seq_length, vocab, dynamic=True, length_buckets=use_xla(xla))
+
+
 @functools.lru_cache(maxsize=4)
 def _tokenizer(path: str, mtime: float, lower_case: bool) -> BertTokenizer:
     return BertTokenizer(Vocab.from_file(path), lower_case=lower_case)
@@ -128,7 +134,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     Args:
         job: the settings.
         make_task: `(tokenizer, packer) -> FinetuneTask`, called once (data is read and tokenised once); the
-            packer is a dynamic `BertPacker` of `--seq_length`.
+            packer is `dynamic_packer` of `--seq_length`.
 
     Returns:
         The metrics.json content: {"metrics": best-epoch dev metrics (mean over seeds), "std", "per_seed",
@@ -143,7 +149,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     if common.is_resuming(*(_seed_dir(job, seed) for seed in job.seeds)):
         common.check_settings(job)
     vocab, tokenizer = text_pipeline(job)
-    task = make_task(tokenizer, BertPacker(job.seq_length, vocab, dynamic=True))
+    task = make_task(tokenizer, dynamic_packer(job.seq_length, vocab, job.xla))
 
     per_seed = {}
     for seed in job.seeds:

@@ -38,10 +38,9 @@ from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sen
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
 from keras_bert_lite.runners.errors import SettingsError
-from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning, text_pipeline
+from keras_bert_lite.runners.finetune import FinetuneJob, dynamic_packer, run_finetuning, text_pipeline
 from keras_bert_lite.runners.flags import flag
 from keras_bert_lite.runners.tasks.sentence import SentenceTask
-from keras_bert_lite.text import BertPacker
 
 logger = logging.getLogger("keras_bert_lite.glue")
 
@@ -169,7 +168,7 @@ def predict_ax(job: GlueJob) -> dict:
                             f"model_dir of a `--task mnli` run (model.keras, task.json with labels "
                             f"{list(ax.label_names)}).")
     vocab, tokenizer = text_pipeline(dataclasses.replace(job, lower_case=spec.lower_case))
-    packer = BertPacker(spec.seq_length, vocab, dynamic=True)
+    packer = dynamic_packer(spec.seq_length, vocab, None)       # dataset_predictor's default compile
     data = (glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows) if job.data_dir else
             glue.load_tfds(ax, "test"))
     task = SentenceTask(tokenizer, packer, train=None, train_targets=None, devs={}, tests={"AX.tsv": data},

@@ -19,6 +19,9 @@ class BertPacker(tf.Module):
         vocab: a `Vocab` (its [CLS], [SEP], [PAD] ids are used), or a dict with "cls_id", "sep_id", "pad_id".
         dynamic: False: always pad to `seq_length` (fixed shapes, for export and TPUs). True: pad only to the
             longest packed sequence in the batch rounded up to a multiple of 8 (never above `seq_length`).
+        length_buckets: with `dynamic`, round up to the next of 16, 32, 64, ... and `seq_length` instead: seq 128
+            gives 4 padded lengths instead of 16. An XLA-compiled step compiles once per input shape (on a GPU
+            each compile takes seconds to minutes), so the fine-tuning commands turn this on where they compile.
 
     Call args:
         first: int RaggedTensor `[batch, (tokens)]`, segment A.
@@ -29,7 +32,8 @@ class BertPacker(tf.Module):
         "input_type_ids" (0 for [CLS] A [SEP], 1 for B [SEP]), seq = seq_length, or the dynamic length.
     """
 
-    def __init__(self, seq_length: int, vocab: Vocab | dict, dynamic: bool = False, name: str | None = None):
+    def __init__(self, seq_length: int, vocab: Vocab | dict, dynamic: bool = False, length_buckets: bool = False,
+                 name: str | None = None):
         super().__init__(name=name)
         if seq_length < 3:
             raise ValueError(f"BertPacker: seq_length={seq_length}; it must leave room for [CLS] and two [SEP].")
@@ -37,6 +41,13 @@ class BertPacker(tf.Module):
                                                      "pad_id": vocab.pad_id}
         self.seq_length = seq_length
         self.dynamic = dynamic
+        self.length_buckets = length_buckets
+        # The padded lengths a dynamic batch may take, ascending; the last is seq_length.
+        if length_buckets:
+            shorter = [16 * 2 ** k for k in range(seq_length.bit_length()) if 16 * 2 ** k < seq_length]
+        else:
+            shorter = list(range(8, seq_length, 8))
+        self.padded_lengths = tuple(shorter + [seq_length])
         self.cls_id, self.sep_id, self.pad_id = int(ids["cls_id"]), int(ids["sep_id"]), int(ids["pad_id"])
 
     def __call__(self, first: tf.RaggedTensor, second: tf.RaggedTensor | None = None) -> dict[str, tf.Tensor]:
@@ -56,8 +67,9 @@ class BertPacker(tf.Module):
         type_ids = tf.concat([tf.ones_like(s) * t for s, t in zip(segments, types)], axis=1)
         length = self.seq_length
         if self.dynamic:
-            longest = tf.cast(tf.reduce_max(word_ids.row_lengths()), tf.int32)
-            length = tf.minimum((longest + 7) // 8 * 8, self.seq_length)
+            longest = tf.cast(tf.reduce_max(word_ids.row_lengths()), tf.int32)      # <= seq_length
+            lengths = tf.constant(self.padded_lengths, tf.int32)
+            length = tf.gather(lengths, tf.searchsorted(lengths, longest[None]))[0]        # the first >= longest
         shape = tf.stack([tf.cast(batch, tf.int32), length])
         return {
             "input_word_ids": word_ids.to_tensor(default_value=self.pad_id, shape=shape),

@@ -54,6 +54,16 @@ def test_dynamic_pads_to_longest_rounded_to_8_capped_at_seq_length():
     assert graph(tf.ragged.constant([[1] * 17]))["input_type_ids"].shape == (1, 24)
 
 
+def test_length_buckets_pad_to_powers_of_two_from_16_then_seq_length():
+    packer = BertPacker(100, IDS, dynamic=True, length_buckets=True)
+    assert packer.padded_lengths == (16, 32, 64, 100)
+    shapes = {n: packer(tf.ragged.constant([[1] * n, [2]]))["input_word_ids"].shape[1]
+              for n in (1, 14, 15, 30, 31, 62, 63, 98, 150)}
+    assert shapes == {1: 16, 14: 16, 15: 32, 30: 32, 31: 64, 62: 64, 63: 100, 98: 100, 150: 100}   # n + [CLS] [SEP]
+    assert BertPacker(128, IDS, dynamic=True, length_buckets=True).padded_lengths == (16, 32, 64, 128)
+    assert BertPacker(8, IDS, dynamic=True, length_buckets=True).padded_lengths == (8,)
+
+
 def test_special_ids_come_from_the_vocab(cased_vocab):
     out = BertPacker(4, cased_vocab)(tf.ragged.constant([[7]]))
     assert out["input_word_ids"].numpy().tolist() == [[cased_vocab.cls_id, 7, cased_vocab.sep_id, cased_vocab.pad_id]]
