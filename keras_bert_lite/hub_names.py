@@ -36,6 +36,8 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
+from keras_bert_lite.utils.files import cache_dir
+
 # The files of a Hub repository a BERT needs; everything else (pytorch_model.bin, tf_model.h5, flax, onnx/,
 # coreml/) is never downloaded.
 HUB_FILES = ("config.json", "model.safetensors", "model-*-of-*.safetensors", "model.safetensors.index.json",
@@ -90,9 +92,7 @@ def hub_cache_dir() -> str:
 def archive_cache_dir() -> str:
     """Where `.zip` archives are extracted: KERAS_BERT_LITE_CACHE, else XDG_CACHE_HOME (or ~/.cache) /
     keras_bert_lite, each in an `archives/` subdirectory."""
-    root = os.environ.get("KERAS_BERT_LITE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "keras_bert_lite")
-    return os.path.join(os.path.expanduser(root), "archives")
+    return cache_dir("archives")
 
 
 def resolve_model(path: str, revision: str | None = None) -> str:

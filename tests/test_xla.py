@@ -1,5 +1,9 @@
 """keras_bert_lite.xla: XLA by default on accelerators only, and the entry points that follow it."""
 
+import os
+import subprocess
+import sys
+
 import keras
 import pytest
 
@@ -57,3 +61,31 @@ def test_fine_tuning_pads_to_few_lengths_where_it_compiles(uncased_vocab_path, m
     monkeypatch.setattr(xla, "cpu_only", lambda: False)
     assert finetune.dynamic_packer(128, vocab, None).padded_lengths == (16, 32, 64, 128)
     assert finetune.dynamic_packer(128, vocab, False).length_buckets is False
+
+
+def test_gpu_compile_flags_add_only_what_the_user_did_not_set():
+    flags = xla.gpu_compile_flags("", "/c", 16).split()
+    assert flags == ["--xla_gpu_enable_llvm_module_compilation_parallelism=true",
+                     "--xla_gpu_force_compilation_parallelism=16", "--xla_gpu_per_fusion_autotune_cache_dir=/c"]
+    mine = "--xla_gpu_force_compilation_parallelism=1 --xla_dump_to=/d"
+    assert xla.gpu_compile_flags(mine, "/c", 16).split() == [
+        "--xla_gpu_force_compilation_parallelism=1", "--xla_dump_to=/d",
+        "--xla_gpu_enable_llvm_module_compilation_parallelism=true", "--xla_gpu_per_fusion_autotune_cache_dir=/c"]
+
+
+def test_gpu_compile_flags_exist_in_this_tensorflow(tmp_path):
+    """XLA aborts the process on an XLA_FLAGS entry it does not know: a TensorFlow that renamed one fails here."""
+    code = "import tensorflow as tf; print(tf.function(lambda x: x + 1, jit_compile=True)(tf.constant(1)).numpy())"
+    env = dict(os.environ, XLA_FLAGS=xla.gpu_compile_flags("", str(tmp_path), 2))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "2", out.stderr[-2000:]
+
+
+def test_configure_gpu_compiles_only_where_a_gpu_is_seen(monkeypatch, tmp_path):
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path))
+    xla.configure_gpu_compiles()
+    assert "XLA_FLAGS" not in os.environ                  # the test machines have no GPU
+    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    xla.configure_gpu_compiles()
+    assert f"--xla_gpu_per_fusion_autotune_cache_dir={tmp_path / xla.AUTOTUNE_CACHE}" in os.environ["XLA_FLAGS"]

@@ -44,7 +44,7 @@ from keras_bert_lite.training.non_finite import StopOnNonFinite
 from keras_bert_lite.training.optimization import create_optimizer
 from keras_bert_lite.training.replica_fit import replica_fit
 from keras_bert_lite.utils.files import atomic_path, atomic_write_text
-from keras_bert_lite.xla import use_xla
+from keras_bert_lite.xla import configure_gpu_compiles, use_xla
 
 logger = logging.getLogger("keras_bert_lite.finetune")
 
@@ -146,6 +146,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
         raise SystemExit(f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "
                          "replicas: each takes an equal share of every batch.")
     common.set_precision(job)
+    configure_gpu_compiles()
     if common.is_resuming(*(_seed_dir(job, seed) for seed in job.seeds)):
         common.check_settings(job)
     vocab, tokenizer = text_pipeline(job)

@@ -33,6 +33,7 @@ from keras_bert_lite.training.distribute import is_chief, resolve_strategy
 from keras_bert_lite.training.optimization import create_optimizer
 from keras_bert_lite.training.trainer import Trainer
 from keras_bert_lite.utils.files import atomic_save_model
+from keras_bert_lite.xla import configure_gpu_compiles
 
 
 @dataclasses.dataclass
@@ -77,6 +78,7 @@ def run(job: PretrainingJob) -> list[dict]:
     strategy = resolve_strategy(job.strategy, job.tpu)   # first: multi-worker/TPU set-up precedes other TF work
     chief = is_chief(strategy)
     common.set_precision(job)
+    configure_gpu_compiles()
     keras.utils.set_random_seed(job.seed)
     vocab = common.run_vocab(job)
 

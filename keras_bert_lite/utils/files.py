@@ -8,6 +8,14 @@ import shutil
 import tempfile
 
 
+def cache_dir(name: str) -> str:
+    """The library's cache folder `name`: under KERAS_BERT_LITE_CACHE, else XDG_CACHE_HOME (or ~/.cache) /
+    keras_bert_lite."""
+    root = os.environ.get("KERAS_BERT_LITE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "keras_bert_lite")
+    return os.path.join(os.path.expanduser(root), name)
+
+
 def atomic_save_model(model, path: str | os.PathLike) -> None:
     """`model.save(path)` (a `.keras` file) so that `path` is either the previous file or the complete new one."""
     with atomic_path(path) as tmp:

@@ -71,11 +71,19 @@ def test_mirrored_strategy_on_two_logical_cpus(tiny_init, tmp_path):
 
 @pytest.mark.parametrize("flags", [["--xla", "--mixed_precision", "bf16"], ["--mixed_precision", "fp16"]],
                          ids=["xla-bf16", "fp16"])
-def test_precision_and_xla_flags(tiny_init, tmp_path, flags):
+def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
+    import os
+
     import numpy as np
 
+    from keras_bert_lite import xla
     from tests.finetune.conftest import common_flags
     train, dev = _files(tmp_path)
+    # As on a GPU for the compile settings only (test_pretrain.py's test_training_flags says why).
+    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "cache"))
     summary = run(parse_args(common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--dev_file", dev,
                                           "--text_a", "review", "--label", "stars", *flags)))
     assert np.isfinite(summary["metrics"]["accuracy"])
+    assert "--xla_gpu_per_fusion_autotune_cache_dir=" in os.environ["XLA_FLAGS"]

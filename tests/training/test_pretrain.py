@@ -160,8 +160,16 @@ def test_two_replicas_follow_the_one_replica_loss_trajectory(tmp_path, pydoc_cor
 
 # fp16, LAMB, whole-word masking and accumulation: each held to its effect in test_pretrain_flags.py.
 @pytest.mark.parametrize("flags", [{"xla": True, "mixed_precision": "bf16"}], ids=["xla-bf16"])
-def test_training_flags(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json, flags):
+def test_training_flags(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json, flags, monkeypatch):
+    from keras_bert_lite import xla
+
+    # As on a GPU for the compile settings only (the layers still see this CPU): the command sets them, keeping
+    # the user's own flags. XLA already read XLA_FLAGS in this process, so the run itself is unchanged.
+    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    monkeypatch.setenv("XLA_FLAGS", "--xla_dump_hlo_as_text=false")
+    monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "cache"))
     history = run(__import__("keras_bert_lite.runners.pretrain", fromlist=["parse_args"]).parse_args(
         job_args(pydoc_corpus[0], uncased_vocab_path, tiny_json("f.json"), str(tmp_path / "run"), steps=10,
                  **flags)))
     assert len(history) == 2 and np.isfinite([h["mlm_loss"] + h["nsp_loss"] for h in history]).all()
+    assert os.environ["XLA_FLAGS"].startswith("--xla_dump_hlo_as_text=false --xla_gpu_enable_llvm_module")
