@@ -77,7 +77,7 @@ FULL = Sizes(budget_s=560, pretrain_preset="base", pretrain_steps=200, resume_st
              pretrain_seq=128, pretrain_lr=1e-4, log_every=25, train_reviews=4000, dev_reviews=1000,
              glue_epochs=2, glue_seeds=SEEDS, step_presets=("large", "base"), step_batch=256,
              forward_presets=("base", "large", "small", "mini", "tiny"), forward_batches=(32, 256, 1),
-             peak_n=8192, step_s=280, paths_s=200, runs=5, min_seconds=1.0)
+             peak_n=8192, step_s=520, paths_s=200, runs=5, min_seconds=1.0)
 SMALL = Sizes(budget_s=600, pretrain_preset="tiny", pretrain_steps=20, resume_steps=10, pretrain_batch=8,
               pretrain_seq=32, pretrain_lr=2e-3, log_every=5, train_reviews=96, dev_reviews=64, glue_epochs=1,
               glue_seeds="1,2",
@@ -326,6 +326,7 @@ def training_paths(run: Run) -> dict:
         record = run.finish("pretrain", *pre, deadline)
         if record["rc"] != 0:
             raise StageError(f"pretrain: exit {record['rc']}", record["log_tail"])
+        out["pretrain"] = pretrain_result(read_json(run.work / "pretrain1.json")["result"], [], s.pretrain_steps)
         total = s.pretrain_steps + s.resume_steps
         run.call("pretrain_resume", paths_py(run, "pretrain", run.work / "pretrain2.json", "--",
                                              *pretrain_argv(run, data, pre_dir, total)), env,
@@ -333,8 +334,8 @@ def training_paths(run: Run) -> dict:
         out["pretrain"] = pretrain_result(read_json(run.work / "pretrain1.json")["result"],
                                           read_json(run.work / "pretrain2.json")["result"], s.pretrain_steps)
         out["pretrain"]["passed"] = out["pretrain"]["loss_falls"] and out["pretrain"]["resumed"]
-    except Exception as e:  # noqa: BLE001 - recorded; fine-tuning goes on
-        out["pretrain"] = {"error": str(e), "log_tail": getattr(e, "log_tail", "")}
+    except Exception as e:  # noqa: BLE001 - recorded (with the first run's losses if it finished); fine-tuning goes on
+        out["pretrain"] = {**out.get("pretrain", {}), "error": str(e), "log_tail": getattr(e, "log_tail", "")}
     record = run.finish("glue", *glue, deadline)
     if record["rc"] != 0:
         out["glue"] = {"error": f"glue: exit {record['rc']}", "log_tail": record["log_tail"]}
@@ -496,7 +497,7 @@ def main(argv=None) -> None:
                         f"{','.join(STAGES)},cpu_reference (default {','.join(STAGES)})")
     parser.add_argument("--budget_s", type=int, help="the whole run's time box (default 560; --small 600)")
     parser.add_argument("--step_presets", help="the pretraining-step presets, comma-separated (default large,base)")
-    parser.add_argument("--step_s", type=int, help="the pretraining-step stage's time box (default 280)")
+    parser.add_argument("--step_s", type=int, help="the pretraining-step stage's time box (default 520)")
     parser.add_argument("--site", help="the TensorFlow stack's site-packages (run.sh: .gpu_stack/site)")
     parser.add_argument("--cuda12", help="folder of the CUDA 12 sonames TensorFlow opens (run.sh makes it)")
     parser.add_argument("--cuda_data_dir", help="the CUDA folder XLA takes ptxas and libdevice from")

@@ -107,6 +107,12 @@ case "$step" in
       bridge
       machine
       args+=(--site "$STACK/site" --cuda12 "$STACK/cuda12")
+      # XLA's autotuning results, kept across calls on this machine and returned in $OUT: committed under
+      # bench/gpu/xla_autotune/, they spare the next lent GPU of the same kind most of its compile time.
+      AUTOTUNE="$STACK/xla_autotune"; mkdir -p "$AUTOTUNE"
+      cp -n bench/gpu/xla_autotune/* "$AUTOTUNE"/ 2>/dev/null
+      export XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_per_fusion_autotune_cache_dir=$(readlink -f "$AUTOTUNE")"
+      say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries at the start"
       [[ -n "${CUDA_DATA_DIR:-}" ]] && args+=(--cuda_data_dir "$CUDA_DATA_DIR")
     elif [[ -f "$PARTS/manifest.json" ]]; then
       receive && assemble && say "stack assembled (a CPU dry run does not run on it)"
@@ -123,6 +129,9 @@ case "$step" in
     # checks.py keeps to its own budget; this is the backstop.
     timeout -k 10 $(( ${BUDGET_S:-560} + 30 )) "$PYTHON" bench/gpu/checks.py "${args[@]}"
     rc=$?
+    if [[ -n "${AUTOTUNE:-}" ]]; then
+      tar -czf "$OUT/xla_autotune.tgz" -C "$AUTOTUNE" . && say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries, in \$OUT/xla_autotune.tgz"
+    fi
     say "checks.py exit $rc; whole run $((SECONDS - start)) s"
     exit $rc ;;
   *) echo "usage: run.sh [receive|all]" >&2; exit 2 ;;
