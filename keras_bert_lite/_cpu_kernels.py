@@ -31,6 +31,11 @@ def onednn_enabled() -> bool:
     return bool(_pywrap_util_port.IsMklEnabled())
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def cpu_only() -> bool:
     """Whether TensorFlow sees no GPU: where the layers' CPU-kernel forms (LayerNorm, Dropout) are used."""
     import tensorflow as tf

@@ -74,11 +74,25 @@ def test_gpu_compile_flags_add_only_what_the_user_did_not_set():
 
 
 def test_gpu_compile_flags_exist_in_this_tensorflow(tmp_path):
-    """XLA aborts the process on an XLA_FLAGS entry it does not know: a TensorFlow that renamed one fails here."""
-    code = "import tensorflow as tf; print(tf.function(lambda x: x + 1, jit_compile=True)(tf.constant(1)).numpy())"
-    env = dict(os.environ, XLA_FLAGS=xla.gpu_compile_flags("", str(tmp_path), 2))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    """XLA aborts the process on an XLA_FLAGS entry it does not know: a TensorFlow that renamed one fails here.
+    The cache folder's name has a space, which XLA reads only quoted. The flags are set as the commands set them:
+    after TensorFlow has started and listed its devices; the dump folder shows that XLA still read them."""
+    flags = xla.gpu_compile_flags(f"--xla_dump_to={tmp_path / 'dump'}", str(tmp_path / "autotune cache"), 2)
+    assert '--xla_gpu_per_fusion_autotune_cache_dir="' in flags
+    code = ("import os, sys, tensorflow as tf; tf.config.list_logical_devices(); "
+            "os.environ['XLA_FLAGS'] = sys.argv[1]; "
+            "print(tf.function(lambda x: x + 1, jit_compile=True)(tf.constant(1)).numpy())")
+    out = subprocess.run([sys.executable, "-c", code, flags], capture_output=True, text=True, timeout=300,
+                         env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})
     assert out.returncode == 0 and out.stdout.strip() == "2", out.stderr[-2000:]
+    assert any((tmp_path / "dump").iterdir())
+
+
+def test_an_unwritable_cache_folder_is_left_out(tmp_path):
+    (tmp_path / "file").write_text("")
+    assert xla.writable_dir(str(tmp_path / "file" / "cache")) is None
+    assert xla.writable_dir(str(tmp_path / "new" / "cache")) == str(tmp_path / "new" / "cache")
+    assert "autotune" not in xla.gpu_compile_flags("", None, 2)
 
 
 def test_configure_gpu_compiles_only_where_a_gpu_is_seen(monkeypatch, tmp_path):

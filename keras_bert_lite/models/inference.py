@@ -1,10 +1,8 @@
 """inference_function: a model's forward pass for inference, with the batch split across the CPU's cores."""
 
-import os
-
 import tensorflow as tf
 
-from keras_bert_lite._cpu_kernels import cpu_only
+from keras_bert_lite._cpu_kernels import cpu_only, usable_cores
 from keras_bert_lite.xla import use_xla
 
 
@@ -59,8 +57,7 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
 
 
 def _default_parts() -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 2 if cores >= 2 and cpu_only() else 1
+    return 2 if usable_cores() >= 2 and cpu_only() else 1
 
 
 def dataset_predictor(model, jit_compile: bool | None = None):

@@ -41,6 +41,7 @@ from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.finetune import FinetuneJob, dynamic_packer, run_finetuning, text_pipeline
 from keras_bert_lite.runners.flags import flag
 from keras_bert_lite.runners.tasks.sentence import SentenceTask
+from keras_bert_lite.xla import configure_gpu_compiles
 
 logger = logging.getLogger("keras_bert_lite.glue")
 
@@ -168,14 +169,15 @@ def predict_ax(job: GlueJob) -> dict:
                             f"model_dir of a `--task mnli` run (model.keras, task.json with labels "
                             f"{list(ax.label_names)}).")
     vocab, tokenizer = text_pipeline(dataclasses.replace(job, lower_case=spec.lower_case))
-    packer = dynamic_packer(spec.seq_length, vocab, None)       # dataset_predictor's default compile
+    configure_gpu_compiles()
+    packer = dynamic_packer(spec.seq_length, vocab, job.xla)
     data = (glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows) if job.data_dir else
             glue.load_tfds(ax, "test"))
     task = SentenceTask(tokenizer, packer, train=None, train_targets=None, devs={}, tests={"AX.tsv": data},
                         label_names=ax.label_names, metrics=("accuracy",),
                         submission=lambda name, ids, predicted: glue.submission_text(ax, ids, predicted))
     os.makedirs(job.model_dir, exist_ok=True)
-    task.write_predictions(dataset_predictor(model), job.model_dir)
+    task.write_predictions(dataset_predictor(model, job.xla), job.model_dir)
     print(f"Wrote {os.path.join(job.model_dir, 'AX.tsv')} ({len(data)} examples).", flush=True)
     return {"metrics": {}, "predictions": os.path.join(job.model_dir, "AX.tsv")}
 

@@ -88,3 +88,26 @@ def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
                                           "--text_a", "review", "--label", "stars", *flags)))
     assert np.isfinite(summary["metrics"]["accuracy"])
     assert ("--xla_gpu_per_fusion_autotune_cache_dir=" in os.environ.get("XLA_FLAGS", "")) == gpu
+
+
+@pytest.mark.parametrize("flag, buckets", [("--xla", True), ("--no-xla", False)])
+def test_the_task_gets_the_packer_of_the_compile_mode(tiny_init, tmp_path, flag, buckets):
+    """Under XLA every new padded length is a compile: the fine-tuning flow packs to few lengths there."""
+    from keras_bert_lite.runners import finetune
+    from tests.finetune.conftest import common_flags
+
+    class Stop(Exception):
+        pass
+
+    packers = []
+
+    def make_task(tokenizer, packer):
+        packers.append(packer)
+        raise Stop
+
+    job = parse_args(common_flags(tiny_init, tmp_path / "run", "--train_file", "train.csv", "--dev_file", "dev.csv",
+                                  "--text_a", "review", "--label", "stars", flag))
+    with pytest.raises(Stop):
+        finetune.run_finetuning(job, make_task)
+    assert packers[0].dynamic and packers[0].length_buckets is buckets and packers[0].seq_length == 32
+

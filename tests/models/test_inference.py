@@ -1,5 +1,7 @@
 """inference_function: the batch split into slices gives exactly the outputs of one call, for any batch size."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -53,9 +55,9 @@ def test_tensor_output_models(no_dropout_config):
 
 
 def test_default_parts_follow_the_cores(monkeypatch):
-    monkeypatch.setattr(inference.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     assert inference._default_parts() == 2          # this suite runs without GPUs
-    monkeypatch.setattr(inference.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert inference._default_parts() == 1
     with pytest.raises(ValueError, match="parts must be >= 1"):
         inference_function(None, parts=0)
