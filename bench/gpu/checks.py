@@ -73,7 +73,7 @@ class Sizes:
     min_seconds: float
 
 
-FULL = Sizes(budget_s=560, pretrain_preset="base", pretrain_steps=200, resume_steps=100, pretrain_batch=64,
+FULL = Sizes(budget_s=560, pretrain_preset="base", pretrain_steps=100, resume_steps=50, pretrain_batch=64,
              pretrain_seq=128, pretrain_lr=1e-4, log_every=25, train_reviews=4000, dev_reviews=1000,
              glue_epochs=2, glue_seeds=SEEDS, step_presets=("large", "base"), step_batch=256,
              forward_presets=("base", "large", "small", "mini", "tiny"), forward_batches=(32, 256, 1),

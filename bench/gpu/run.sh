@@ -107,11 +107,16 @@ case "$step" in
       bridge
       machine
       args+=(--site "$STACK/site" --cuda12 "$STACK/cuda12")
-      # XLA's autotuning results, kept across calls on this machine and returned in $OUT: committed under
-      # bench/gpu/xla_autotune/, they spare the next lent GPU of the same kind most of its compile time.
+      # Every TensorFlow process (ours, KerasHub, the kbl-* commands) compiles with the settings the kbl-*
+      # commands add themselves (keras_bert_lite/xla.py): LLVM compiled on all cores, and XLA's autotuning
+      # results in one cache, kept across calls on this machine and returned in $OUT. Committed under
+      # bench/gpu/xla_autotune/, they spare the next lent GPU of the same kind its autotuning.
       AUTOTUNE="$STACK/xla_autotune"; mkdir -p "$AUTOTUNE"
       cp -n bench/gpu/xla_autotune/* "$AUTOTUNE"/ 2>/dev/null
-      export XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_per_fusion_autotune_cache_dir=$(readlink -f "$AUTOTUNE")"
+      export XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_enable_llvm_module_compilation_parallelism=true
+        --xla_gpu_force_compilation_parallelism=$(nproc) --xla_gpu_per_fusion_autotune_cache_dir=$(readlink -f "$AUTOTUNE")"
+      XLA_FLAGS=$(echo $XLA_FLAGS)      # one line
+      say "XLA_FLAGS: $XLA_FLAGS"
       say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries at the start"
       [[ -n "${CUDA_DATA_DIR:-}" ]] && args+=(--cuda_data_dir "$CUDA_DATA_DIR")
     elif [[ -f "$PARTS/manifest.json" ]]; then
@@ -130,7 +135,7 @@ case "$step" in
     timeout -k 10 $(( ${BUDGET_S:-560} + 30 )) "$PYTHON" bench/gpu/checks.py "${args[@]}"
     rc=$?
     if [[ -n "${AUTOTUNE:-}" ]]; then
-      tar -czf "$OUT/xla_autotune.tgz" -C "$AUTOTUNE" . && say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries, in \$OUT/xla_autotune.tgz"
+      tar -czf "$OUT/xla_autotune.tgz" --exclude=./tmp -C "$AUTOTUNE" . && say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries, in \$OUT/xla_autotune.tgz"
     fi
     say "checks.py exit $rc; whole run $((SECONDS - start)) s"
     exit $rc ;;

@@ -2,7 +2,8 @@
 
 Texts are tokenised once, in large batches, by `BertTokenizer` (the same op graph the exported models run);
 each epoch then shuffles the token ids, batches them ragged and packs each batch with `BertPacker(dynamic=True)`,
-which pads to the batch's longest sequence rounded up to a multiple of 8. No Python runs per example.
+which pads to the batch's longest sequence rounded up to a multiple of 8 (under XLA, to one of a few lengths:
+`length_buckets`). No Python runs per example.
 
 Training batches are grouped by length (like `group_by_length` in HF's Trainer): each epoch shuffles all
 examples, sorts every window of `GROUP_BATCHES` batches by length, cuts it into batches and shuffles the order
@@ -108,7 +109,7 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
         segments: (first,) or (first, second), int RaggedTensor `[n, (tokens)]`.
         labels: array-like `[n, ...]` (int class ids, float scores, ...), a dict of them, an int RaggedTensor
             `[n, (tokens)]` (with `pack_labels`), or None for zeros (unlabeled test).
-        packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8).
+        packer: a `BertPacker` (dynamic=True pads each batch to its longest, rounded to 8 or bucketed).
         batch_size: examples per batch.
         shuffle_seed: training: endless batches grouped by length, a new order each epoch from this seed
             (`length_grouped_order`); None: one pass in the given order.

@@ -22,6 +22,8 @@ class BertPacker(tf.Module):
         length_buckets: with `dynamic`, round up to the next of 16, 32, 64, ... and `seq_length` instead: seq 128
             gives 4 padded lengths instead of 16. An XLA-compiled step compiles once per input shape (on a GPU
             each compile takes seconds to minutes), so the fine-tuning commands turn this on where they compile.
+            The price is padding: a batch whose longest sequence is just above a length gets nearly twice its
+            tokens.
 
     Call args:
         first: int RaggedTensor `[batch, (tokens)]`, segment A.
