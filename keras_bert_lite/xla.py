@@ -14,7 +14,7 @@ import os
 import shlex
 
 from keras_bert_lite._cpu_kernels import cpu_only, usable_cores
-from keras_bert_lite.utils.files import cache_dir
+from keras_bert_lite.utils.files import cache_dir, writable_dir
 
 AUTOTUNE_CACHE = "xla_gpu_autotune"     # the cache folder (utils.files.cache_dir) of XLA:GPU's autotuning results
 
@@ -55,19 +55,10 @@ def gpu_compile_flags(xla_flags: str, autotune_dir: str | None, threads: int) ->
     return " ".join([xla_flags.strip(), *added]).strip()
 
 
-def writable_dir(path: str) -> str | None:
-    """`path`, created if need be, when this process can write there; else None (XLA fails a compile whose
-    autotune cache it cannot write)."""
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError:
-        return None
-    return path if os.access(path, os.W_OK | os.X_OK) else None
-
-
 def configure_gpu_compiles() -> None:
     """Where TensorFlow sees a GPU, adds `gpu_compile_flags` to XLA_FLAGS, with the autotune cache in the
-    library's cache folder `AUTOTUNE_CACHE` (left out when it is not writable).
+    library's cache folder `AUTOTUNE_CACHE`, left out when it is not writable: XLA fails a compile whose autotune
+    cache it cannot write.
 
     The training commands call it before their first compile: XLA reads XLA_FLAGS when a process first compiles,
     and ignores later changes. A user's own XLA_FLAGS entries win.

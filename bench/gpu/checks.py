@@ -326,13 +326,13 @@ def training_paths(run: Run) -> dict:
         record = run.finish("pretrain", *pre, deadline)
         if record["rc"] != 0:
             raise StageError(f"pretrain: exit {record['rc']}", record["log_tail"])
-        out["pretrain"] = pretrain_result(read_json(run.work / "pretrain1.json")["result"], [], s.pretrain_steps)
+        first = read_json(run.work / "pretrain1.json")["result"]
+        out["pretrain"] = pretrain_result(first, [], s.pretrain_steps)
         total = s.pretrain_steps + s.resume_steps
         run.call("pretrain_resume", paths_py(run, "pretrain", run.work / "pretrain2.json", "--",
                                              *pretrain_argv(run, data, pre_dir, total)), env,
                  deadline - time.monotonic())
-        out["pretrain"] = pretrain_result(read_json(run.work / "pretrain1.json")["result"],
-                                          read_json(run.work / "pretrain2.json")["result"], s.pretrain_steps)
+        out["pretrain"] = pretrain_result(first, read_json(run.work / "pretrain2.json")["result"], s.pretrain_steps)
         out["pretrain"]["passed"] = out["pretrain"]["loss_falls"] and out["pretrain"]["resumed"]
     except Exception as e:  # noqa: BLE001 - recorded (with the first run's losses if it finished); fine-tuning goes on
         out["pretrain"] = {**out.get("pretrain", {}), "error": str(e), "log_tail": getattr(e, "log_tail", "")}

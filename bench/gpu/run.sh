@@ -113,9 +113,9 @@ case "$step" in
       # bench/gpu/xla_autotune/, they spare the next lent GPU of the same kind its autotuning.
       AUTOTUNE="$STACK/xla_autotune"; mkdir -p "$AUTOTUNE"
       cp -n bench/gpu/xla_autotune/* "$AUTOTUNE"/ 2>/dev/null
-      export XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_enable_llvm_module_compilation_parallelism=true
-        --xla_gpu_force_compilation_parallelism=$(nproc) --xla_gpu_per_fusion_autotune_cache_dir=$(readlink -f "$AUTOTUNE")"
-      XLA_FLAGS=$(echo $XLA_FLAGS)      # one line
+      XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_enable_llvm_module_compilation_parallelism=true"
+      XLA_FLAGS+=" --xla_gpu_force_compilation_parallelism=$(nproc)"
+      export XLA_FLAGS+=" --xla_gpu_per_fusion_autotune_cache_dir=$(readlink -f "$AUTOTUNE")"
       say "XLA_FLAGS: $XLA_FLAGS"
       say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries at the start"
       [[ -n "${CUDA_DATA_DIR:-}" ]] && args+=(--cuda_data_dir "$CUDA_DATA_DIR")
@@ -135,7 +135,8 @@ case "$step" in
     timeout -k 10 $(( ${BUDGET_S:-560} + 30 )) "$PYTHON" bench/gpu/checks.py "${args[@]}"
     rc=$?
     if [[ -n "${AUTOTUNE:-}" ]]; then
-      tar -czf "$OUT/xla_autotune.tgz" --exclude=./tmp -C "$AUTOTUNE" . && say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries, in \$OUT/xla_autotune.tgz"
+      tar -czf "$OUT/xla_autotune.tgz" --exclude=./tmp -C "$AUTOTUNE" . &&
+        say "XLA autotune cache: $(ls "$AUTOTUNE" | wc -l) entries, in \$OUT/xla_autotune.tgz"
     fi
     say "checks.py exit $rc; whole run $((SECONDS - start)) s"
     exit $rc ;;

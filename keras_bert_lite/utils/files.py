@@ -16,6 +16,15 @@ def cache_dir(name: str) -> str:
     return os.path.join(os.path.expanduser(root), name)
 
 
+def writable_dir(path: str) -> str | None:
+    """`path`, created if need be, when this process can write there; else None."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None
+
+
 def atomic_save_model(model, path: str | os.PathLike) -> None:
     """`model.save(path)` (a `.keras` file) so that `path` is either the previous file or the complete new one."""
     with atomic_path(path) as tmp:
