@@ -1,6 +1,7 @@
 """keras_bert_lite.xla: XLA by default on accelerators only, and the entry points that follow it."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -104,3 +105,20 @@ def test_configure_gpu_compiles_only_where_a_gpu_is_seen(monkeypatch, tmp_path):
     monkeypatch.setattr(xla, "cpu_only", lambda: False)
     xla.configure_gpu_compiles()
     assert f"--xla_gpu_per_fusion_autotune_cache_dir={tmp_path / xla.AUTOTUNE_CACHE}" in os.environ["XLA_FLAGS"]
+
+
+def test_configure_gpu_compiles_leaves_an_unwritable_cache_out(monkeypatch, tmp_path, with_gpu):
+    (tmp_path / "file").write_text("")
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "file"))
+    xla.configure_gpu_compiles()
+    assert "compilation_parallelism" in os.environ["XLA_FLAGS"] and "autotune" not in os.environ["XLA_FLAGS"]
+
+
+def test_the_gpu_script_sets_the_commands_compile_flags():
+    """bench/gpu/run.sh gives the step stage's processes (which do not go through the commands) the same
+    settings by hand: a flag added to or renamed in gpu_compile_flags must change there too."""
+    script = open(os.path.join(os.path.dirname(__file__), "..", "bench", "gpu", "run.sh")).read()
+    in_script = set(re.findall(r"--(xla_gpu_\w+)=", script))
+    ours = {flag.split("=")[0].lstrip("-") for flag in xla.gpu_compile_flags("", "/c", 2).split()}
+    assert in_script == ours
