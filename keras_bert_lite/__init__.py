@@ -9,10 +9,12 @@ Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining and task dat
 Serving), `serving` (gRPC server and client), `runners` (the `kbl-*` commands); `artifacts` (run directories).
 
 The names below load on first use, so that importing the package (as every `kbl-*` command does first) imports
-TensorFlow only when it is needed.
+TensorFlow only when it is needed. Where Keras is imported already, so is TensorFlow: then the package registers
+its Keras classes at once (`saving`), and `keras.saving.load_model` reads our `.keras` files.
 """
 
 import importlib
+import sys
 
 from keras_bert_lite import _cpu_kernels  # noqa: F401  (must run before TensorFlow is imported: see there)
 from keras_bert_lite._version import __version__
@@ -20,7 +22,7 @@ from keras_bert_lite._version import __version__
 _EXPORTS = {
     "BertConfig": "keras_bert_lite.config",
     "load_encoder": "keras_bert_lite.checkpoints", "load_pretrainer": "keras_bert_lite.checkpoints",
-    "export_hf": "keras_bert_lite.export.hf",
+    "export_hf": "keras_bert_lite.export.hf", "load_model": "keras_bert_lite.saving",
     **{name: "keras_bert_lite.models" for name in (
         "BertPretrainer", "build_classifier", "build_encoder", "build_multiple_choice", "build_pretrainer",
         "build_span_labeler", "build_token_classifier", "encoder_config", "inference_function")},
@@ -39,3 +41,7 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(list(globals()) + list(_EXPORTS))
+
+
+if "keras" in sys.modules:
+    importlib.import_module("keras_bert_lite.saving")

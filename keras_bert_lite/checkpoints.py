@@ -204,7 +204,7 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     path = resolve_model(path, revision)
     fmt, location, config_path = _locate(path)
     if fmt == "keras":
-        raise ValueError(f"{path}: a .keras file holds a whole model; use keras.saving.load_model or load_encoder.")
+        raise ValueError(f"{path}: a .keras file holds a whole model; use kbl.load_model or load_encoder.")
     config = _read_config(config_path, config)
     expected = [n for names in _weight_sources(config, heads=True).values() for n in names]
     if fmt == "tf1":
