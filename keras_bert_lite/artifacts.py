@@ -16,7 +16,8 @@ A fine-tuning run (`kbl-glue/ner/squad/swag --model_dir D`) leaves:
     D/metrics.json, D/*predictions*, D/logs/
 
 Every tool takes either such a directory or a file of it where it takes a model, and finds the vocabulary
-beside it: `init_vocab`, `model_file`, `load_trained`. Nothing else in the package spells these file names.
+beside it: `init_vocab`, `model_file`, `existing_model_file`, `load_trained`. Nothing else in the package spells
+these file names.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def run_dir_of(path: str) -> str:
     return path if os.path.isdir(path) else (os.path.dirname(path) or ".")
 
 
-def model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, ENCODER_FILE, PRETRAINER_FILE)) -> str | None:
+def model_file(path: str, prefer: tuple[str, ...]) -> str | None:
     """The `.keras` file a model argument means: `path` itself if it is one, else the first of `prefer` in the
     run directory `path`; None when `path` is no run directory of ours (a Hugging Face or TF1 checkpoint)."""
     if path.endswith(".keras"):
@@ -121,6 +122,20 @@ def model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, ENCODER_FI
             if os.path.exists(os.path.join(path, name)):
                 return os.path.join(path, name)
     return None
+
+
+def existing_model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, ENCODER_FILE, PRETRAINER_FILE)
+                        ) -> str:
+    """`model_file`, for callers that read only our own files: the file must exist.
+
+    Raises:
+        FileNotFoundError: `path` is no `.keras` file and no run directory with one of `prefer` in it; the message
+            names what was looked for.
+    """
+    found = model_file(path, prefer)
+    if found is None or not os.path.isfile(found):
+        raise FileNotFoundError(f"{path}: no .keras file, and no run directory with {' or '.join(prefer)} in it.")
+    return found
 
 
 def init_vocab(vocab: str, init: str) -> str:
@@ -149,10 +164,7 @@ def load_trained(path: str):
 
     The model is the task model (`model.keras`) of a fine-tuning run, or the encoder of a pretraining run.
     """
-    found = model_file(path, prefer=(TASK_MODEL_FILE, ENCODER_FILE))
-    if found is None:
-        raise FileNotFoundError(f"{path}: no {TASK_MODEL_FILE} (fine-tuning run) or {ENCODER_FILE} (pretraining run) "
-                                "in it.")
+    found = existing_model_file(path, prefer=(TASK_MODEL_FILE, ENCODER_FILE))
     directory = run_dir_of(found)
     spec_path = os.path.join(directory, TASK_SPEC_FILE)
     spec = TaskSpec.load(spec_path) if os.path.exists(spec_path) else None

@@ -6,8 +6,6 @@ them: `load_model` does, and so does `import keras_bert_lite` in a process that 
 which `keras.saving.load_model` reads our files too.
 """
 
-import os
-
 import keras
 
 from keras_bert_lite import artifacts
@@ -29,8 +27,4 @@ def load_model(path: str, **kwargs) -> keras.Model:
     Raises:
         FileNotFoundError: `path` is neither; the message names what was looked for.
     """
-    found = artifacts.model_file(path)
-    if found is None or not os.path.exists(found):
-        raise FileNotFoundError(f"{path}: no .keras file, and no run directory with {artifacts.TASK_MODEL_FILE}, "
-                                f"{artifacts.ENCODER_FILE} or {artifacts.PRETRAINER_FILE} in it.")
-    return keras.saving.load_model(found, **kwargs)
+    return keras.saving.load_model(artifacts.existing_model_file(path), **kwargs)

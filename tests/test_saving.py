@@ -57,8 +57,12 @@ def test_load_model_takes_files_and_run_directories(saved_classifier, tiny_confi
     pretraining_run.mkdir()
     kbl.build_encoder(tiny_config).save(str(pretraining_run / artifacts.ENCODER_FILE))
     assert kbl.load_model(str(pretraining_run)).name == "encoder"               # else encoder.keras
+    kbl.build_encoder(tiny_config).save(str(tmp_path / artifacts.ENCODER_FILE))
+    assert kbl.load_model(str(tmp_path)).name == model.name                       # model.keras comes first
     with pytest.raises(FileNotFoundError, match=f"{tmp_path / 'empty'}: no .keras file.*model.keras"):
         kbl.load_model(str(tmp_path / "empty"))
+    with pytest.raises(FileNotFoundError, match="missing.keras: no .keras file"):
+        kbl.load_model(str(tmp_path / "missing.keras"))
 
 
 def test_the_package_alone_still_imports_neither_keras_nor_tensorflow():

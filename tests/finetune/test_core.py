@@ -28,7 +28,7 @@ def test_job_validation(tiny_init, tmp_path):
 
 
 def test_init_model_dir_and_vocab(tiny_init, tmp_path):
-    assert artifacts.model_file(tiny_init).endswith("encoder.keras")
+    assert artifacts.existing_model_file(tiny_init).endswith("encoder.keras")
     job = parse_args(["--task", "rte", "--model_dir", "x", "--init", tiny_init])
     assert artifacts.init_vocab(job.vocab, job.init).endswith("vocab.txt")
     with pytest.raises(FileNotFoundError, match="--vocab is required"):
