@@ -109,6 +109,16 @@ def check_vocab_size(model_vocab_size: int, vocab: Vocab) -> None:
                             "tokens: pass the --vocab the model was trained with.")
 
 
+def check_seq_length(job: RunJob, encoder) -> None:
+    """Refuses a --seq_length beyond the encoder's position table (before any step runs, not inside the first)."""
+    positions = encoder.get_layer("embeddings").max_position_embeddings
+    if job.seq_length > positions:
+        source = f"--init {job.init}" if job.init else f"--config {job.config}" if job.config else \
+            f"--preset {job.preset}"
+        raise SettingsError(f"--seq_length {job.seq_length} is longer than the {positions} positions of the model "
+                            f"({source}: max_position_embeddings): pass --seq_length {positions} or less.")
+
+
 def start_encoder(job: RunJob, vocab: Vocab) -> keras.Model:
     """The encoder to fine-tune: from --init, or new from --config / --preset (call inside the strategy scope)."""
     if job.init:
@@ -116,6 +126,7 @@ def start_encoder(job: RunJob, vocab: Vocab) -> keras.Model:
     else:
         encoder = build_encoder(_new_config(job, vocab))
     check_vocab_size(encoder.get_layer("embeddings").vocab_size, vocab)
+    check_seq_length(job, encoder)
     return encoder
 
 
@@ -124,6 +135,7 @@ def start_pretrainer(job: RunJob, vocab: Vocab):
     new (call inside the strategy scope)."""
     model = load_pretrainer(job.init, new_heads=True) if job.init else build_pretrainer(_new_config(job, vocab))
     check_vocab_size(model.get_layer("masked_lm").vocab_size, vocab)
+    check_seq_length(job, model.get_layer("encoder"))
     return model
 
 

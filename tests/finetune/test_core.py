@@ -3,6 +3,7 @@
 import pytest
 
 from keras_bert_lite import artifacts
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.glue import parse_args, run
 
 
@@ -33,6 +34,16 @@ def test_init_model_dir_and_vocab(tiny_init, tmp_path):
     assert artifacts.init_vocab(job.vocab, job.init).endswith("vocab.txt")
     with pytest.raises(FileNotFoundError, match="--vocab is required"):
         artifacts.init_vocab("", str(tmp_path))
+
+
+def test_seq_length_beyond_the_models_positions_is_refused_before_training(tiny_init, tmp_path):
+    train, dev = _files(tmp_path)
+    run_dir = tmp_path / "run"
+    with pytest.raises(SettingsError, match=r"--seq_length 200 is longer than the 128 positions of the model "
+                                            rf"\(--init {tiny_init}: .*pass --seq_length 128 or less"):
+        run(parse_args(["--train_file", train, "--dev_file", dev, "--text_a", "review", "--label", "stars",
+                        "--init", tiny_init, "--model_dir", str(run_dir), "--seq_length", "200"]))
+    assert not (run_dir / artifacts.TASK_MODEL_FILE).exists() and not (run_dir / artifacts.CHECKPOINTS_DIR).exists()
 
 
 _MIRRORED = """
