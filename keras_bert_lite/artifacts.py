@@ -25,10 +25,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import zipfile
 
 import keras
 
 from keras_bert_lite.hub_names import resolve_model
+from keras_bert_lite.utils.errors import InputFileError
 from keras_bert_lite.utils.files import atomic_write_text
 
 PRETRAINER_FILE = "pretrainer.keras"
@@ -138,6 +140,19 @@ def existing_model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, E
     return found
 
 
+def load_keras_file(path: str, **kwargs) -> keras.Model:
+    """`keras.saving.load_model(path, **kwargs)`, refusing a file that is no `.keras` archive first (Keras'
+    own error for one, truncated or of another kind, says "File not found").
+
+    Raises:
+        InputFileError: `path` is not a zip archive.
+    """
+    if not zipfile.is_zipfile(path):
+        raise InputFileError(f"{path}: not a .keras archive (truncated, or a file of another kind); use the file "
+                             "as Keras saved it.")
+    return keras.saving.load_model(path, **kwargs)
+
+
 def init_vocab(vocab: str, init: str) -> str:
     """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format, also a
     Hugging Face model name or a `.zip` archive: `hub_names.resolve_model`).
@@ -170,4 +185,4 @@ def load_trained(path: str):
     spec = TaskSpec.load(spec_path) if os.path.exists(spec_path) else None
     vocab = next((os.path.join(directory, n) for n in VOCAB_FILES if os.path.exists(os.path.join(directory, n))),
                  None)
-    return keras.saving.load_model(found), spec, vocab
+    return load_keras_file(found), spec, vocab

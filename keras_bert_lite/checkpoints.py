@@ -20,12 +20,15 @@ import re
 
 import keras
 import numpy as np
+from safetensors import SafetensorError
+from safetensors.numpy import load_file
 
-from keras_bert_lite.artifacts import ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE, model_file
+from keras_bert_lite.artifacts import ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE, load_keras_file, model_file
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.hub_names import resolve_model
 from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrainer
 from keras_bert_lite.models.introspect import encoder_config
+from keras_bert_lite.utils.errors import InputFileError
 
 logger = logging.getLogger(__name__)
 
@@ -132,10 +135,13 @@ def _hf_name(tf1_name: str, bert_prefix: bool) -> tuple[str, bool]:
 
 # --------------------------------------------------------------------------- readers
 def _read_safetensors(paths: list[str]) -> dict[str, np.ndarray]:
-    from safetensors.numpy import load_file
     tensors = {}
     for p in paths:
-        tensors.update(load_file(p))
+        try:
+            tensors.update(load_file(p))
+        except SafetensorError as error:
+            raise InputFileError(f"{p}: not a readable safetensors file ({error}); download or save it "
+                                 "again.") from None
     return tensors
 
 
@@ -176,19 +182,20 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
         if len(index) == 1:
             return "tf1", index[0][: -len(".index")], os.path.join(path, "bert_config.json")
         if os.path.exists(os.path.join(path, "pytorch_model.bin")):
-            raise ValueError(f"{path}: only pytorch_model.bin found; convert it to safetensors first "
+            raise InputFileError(f"{path}: only pytorch_model.bin found; convert it to safetensors first "
                              "(transformers: model.save_pretrained(dir, safe_serialization=True)).")
-        raise ValueError(f"{path}: no *.safetensors file and no single TF1 checkpoint (*.index) found.")
+        raise InputFileError(f"{path}: no *.safetensors file and no single TF1 checkpoint (*.index) found.")
     if os.path.exists(path + ".index"):
         return "tf1", path, os.path.join(os.path.dirname(path), "bert_config.json")
-    raise ValueError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or prefix.")
+    raise InputFileError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or "
+                         "prefix.")
 
 
 def _read_config(config_path: str | None, config: BertConfig | None) -> BertConfig:
     if config is not None:
         return config
     if config_path is None or not os.path.exists(config_path):
-        raise ValueError(f"{config_path}: config file not found; pass config=BertConfig(...) explicitly.")
+        raise InputFileError(f"{config_path}: config file not found; pass config=BertConfig(...) explicitly.")
     return BertConfig.from_json(config_path)
 
 
@@ -311,7 +318,7 @@ def load_encoder(path: str, config: BertConfig | None = None, revision: str | No
     path = resolve_model(path, revision)
     fmt, location, config_path = _locate(path)
     if fmt == "keras":
-        model = keras.saving.load_model(location)
+        model = load_keras_file(location)
         return model if _is_encoder(model) else model.get_layer("encoder")
     config, tensors = read_checkpoint(path, config)
     heads = sorted(n for n in tensors if n.startswith(_HEAD_PREFIXES))
@@ -352,7 +359,7 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
     path = resolve_model(path, revision)
     fmt, location, _ = _locate(path, prefer=(PRETRAINER_FILE, ENCODER_FILE, TASK_MODEL_FILE))
     if fmt == "keras":
-        model = keras.saving.load_model(location)
+        model = load_keras_file(location)
         if isinstance(model, BertPretrainer):
             return model
         if not new_heads:

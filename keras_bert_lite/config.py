@@ -15,6 +15,7 @@ import json
 import os
 from typing import Any
 
+from keras_bert_lite.utils.errors import InputFileError, read_utf8
 from keras_bert_lite.utils.files import atomic_write_text
 
 ACTIVATIONS = ("gelu", "gelu_approx", "relu")
@@ -128,8 +129,8 @@ class BertConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ValueError(f"{source}: unknown BertConfig field(s) {unknown}; known fields: {sorted(known)}.")
-        return cls(**values)
+            raise InputFileError(f"{source}: unknown BertConfig field(s) {unknown}; known fields: {sorted(known)}.")
+        return cls._checked(source, **values)
 
     def to_json(self, path: str | os.PathLike) -> None:
         """Writes our JSON dialect atomically."""
@@ -140,12 +141,11 @@ class BertConfig:
         """Reads any of the three dialects (ours, original bert_config.json, HF config.json)."""
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8") as f:
-                values = json.load(f)
+            values = json.loads(read_utf8(path))
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{e.lineno}: not valid JSON ({e.msg}).") from None
+            raise InputFileError(f"{path}:{e.lineno}: not valid JSON ({e.msg}).") from None
         if not isinstance(values, dict):
-            raise ValueError(f"{path}: expected a JSON object of config fields.")
+            raise InputFileError(f"{path}: expected a JSON object of config fields.")
         if "num_hidden_layers" in values or "num_attention_heads" in values:
             dialect = "hf" if "model_type" in values or os.path.basename(path) == "config.json" else "original"
             return cls.from_reference_dict(values, dialect=dialect, source=path)
@@ -158,17 +158,25 @@ class BertConfig:
         if dialect not in ("original", "hf"):
             raise ValueError(f"dialect must be 'original' or 'hf', got {dialect!r}.")
         if values.get("model_type", "bert") != "bert":
-            raise ValueError(f"{source}: model_type is {values['model_type']!r}; only 'bert' is supported.")
+            raise InputFileError(f"{source}: model_type is {values['model_type']!r}; only 'bert' is supported.")
         if values.get("position_embedding_type", "absolute") != "absolute":
-            raise ValueError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
-                             "is not supported (only 'absolute').")
+            raise InputFileError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
+                                 "is not supported (only 'absolute').")
         kwargs = {ours: values[theirs] for theirs, ours in _REFERENCE_KEYS.items() if theirs in values}
         acts = _ORIGINAL_ACT if dialect == "original" else _HF_ACT
         act = kwargs.get("hidden_act", "gelu")
         if act not in acts:
-            raise ValueError(f"{source}: hidden_act {act!r} is not supported; known: {sorted(acts)}.")
+            raise InputFileError(f"{source}: hidden_act {act!r} is not supported; known: {sorted(acts)}.")
         kwargs["hidden_act"] = acts[act]
-        return cls(**kwargs)
+        return cls._checked(source, **kwargs)
+
+    @classmethod
+    def _checked(cls, source: str, **kwargs) -> "BertConfig":
+        """`cls(**kwargs)`, whose validation errors name `source`, the file the values came from."""
+        try:
+            return cls(**kwargs)
+        except ValueError as error:
+            raise InputFileError(f"{source}: {error}") from None
 
     def to_reference_dict(self, dialect: str) -> dict[str, Any]:
         """The config as an original `bert_config.json` (`"original"`) or HF `config.json` (`"hf"`) dict."""

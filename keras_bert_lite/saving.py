@@ -27,4 +27,4 @@ def load_model(path: str, **kwargs) -> keras.Model:
     Raises:
         FileNotFoundError: `path` is neither; the message names what was looked for.
     """
-    return keras.saving.load_model(artifacts.existing_model_file(path), **kwargs)
+    return artifacts.load_keras_file(artifacts.existing_model_file(path), **kwargs)

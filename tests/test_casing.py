@@ -10,6 +10,7 @@ from keras_bert_lite.runners import export, glue, pretrain, vocab
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.casing import inferred_casing, recorded_casing
+from keras_bert_lite.utils.errors import InputFileError
 from tests.finetune.test_custom import write_csv
 
 TEXTS = ["Python Lists are Mutable .", "the python list is mutable ."]
@@ -67,3 +68,28 @@ def test_casing_sources(tmp_path, uncased_vocab_path):
     bare.write_text("\n".join(tokens) + "\n")
     assert Vocab.from_file(bare).casing_source == "its tokens"
     assert BertTokenizer(Vocab.from_file(bare), lower_case=False, variant="portable").lower_case is False  # a warning
+
+
+def test_a_second_vocabulary_with_the_other_casing_needs_its_own_directory(tmp_path, monkeypatch):
+    tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film", "##s"]
+    Vocab(tokens, lower_case=True).save(tmp_path / "uncased.txt")
+    Vocab(tokens, lower_case=False).save(tmp_path / "uncased.txt")       # replacing the same file: its casing goes
+    assert Vocab.from_file(tmp_path / "uncased.txt").lower_case is False
+    Vocab(tokens, lower_case=True).save(tmp_path / "uncased.txt")
+    with pytest.raises(InputFileError, match=r"tokenizer_config\.json records that .*uncased\.txt beside it is "
+                                             r"uncased; writing the cased cased\.txt there would change that"):
+        Vocab(tokens, lower_case=False).save(tmp_path / "cased.txt")
+    assert not (tmp_path / "cased.txt").exists()                           # nothing written
+    assert Vocab.from_file(tmp_path / "uncased.txt").lower_case is True
+    monkeypatch.setattr(vocab, "train_vocab", lambda *args, **kwargs: pytest.fail("trained before refusing"))
+    with pytest.raises(SystemExit, match="error: .*records that .*uncased.txt beside it is uncased"):
+        vocab.main(["--input", str(tmp_path / "uncased.txt"), "--output", str(tmp_path / "cased.txt"),
+                    "--vocab_size", "20", "--lower_case", "false"])
+
+
+def test_casing_records_must_be_json_booleans(tmp_path):
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
+    (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": "false"}')
+    with pytest.raises(InputFileError, match=r"tokenizer_config\.json: field 'do_lower_case' is 'false'; it must "
+                                             "be JSON true or false"):
+        Vocab.from_file(tmp_path / "vocab.txt")

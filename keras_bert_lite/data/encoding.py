@@ -7,12 +7,13 @@ surrogates of Python's "surrogateescape") so that each row holding one is report
 
 from __future__ import annotations
 
-import os
 import re
 
 from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.utils.errors import refuse_utf16, utf8_copy_name
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
 
 
 def read_text(path: str) -> str:
@@ -20,6 +21,7 @@ def read_text(path: str) -> str:
 
     Raises:
         DataError: the file is missing or cannot be read.
+        InputFileError: the file is UTF-16.
     """
     try:
         with open(path, "rb") as f:
@@ -28,15 +30,20 @@ def read_text(path: str) -> str:
         raise DataError(f"{path}: no such file.") from None
     except OSError as error:
         raise DataError(f"{path}: cannot be read ({error.strerror or error}); pass a readable file.") from None
+    refuse_utf16(path, data)
     return data.decode("utf-8-sig", errors="surrogateescape")
 
 
 def undecodable(text: str, path: str) -> str | None:
-    """None if `text` (part of a file read by `read_text`) was valid UTF-8, else what is wrong and the fix."""
+    """None if `text` (part of a file read by `read_text`, or a string decoded from its JSON) was valid UTF-8,
+    else what is wrong and the fix."""
     match = _ESCAPED_BYTE.search(text)
     if match is None:
+        surrogate = _LONE_SURROGATE.search(text)
+        if surrogate:
+            return (f"a lone UTF-16 surrogate \\u{ord(surrogate.group()):04x} (a JSON \\u escape of half a "
+                    "character, e.g. a cut emoji); complete or remove it")
         return None
     byte = ord(match.group()) - 0xDC00
-    root, ext = os.path.splitext(path)
     return (f"byte 0x{byte:02x} is not UTF-8 (the file is in another encoding, e.g. Latin-1 or Windows-1252); "
-            f"re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {root}.utf8{ext}`")
+            f"re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {utf8_copy_name(path)}`")

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import logging
 
+from keras_bert_lite.utils.errors import InputFileError
+
 logger = logging.getLogger("keras_bert_lite.data")
 
 SKIP_HINT = "or pass --skip_bad_rows to skip such rows"   # ends the message of a row that can be skipped
 
 
-class DataError(ValueError):
+class DataError(InputFileError):
     """Bad input data; the message names the file (and line or field) and the fix."""
 
 

@@ -85,6 +85,10 @@ def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
             bad.append(f"{path}:{number}: a JSON {type(values).__name__}, not an object "
                        '{"column": value, ...}.')
             continue
+        problem = undecodable(json.dumps(values, ensure_ascii=False), path)     # what its \u escapes decoded to
+        if problem:
+            bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
+            continue
         records.append(Record(number, values))
     return records, bad
 

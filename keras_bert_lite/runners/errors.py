@@ -8,17 +8,17 @@ file, step or setting and the fix. Any other exception is a bug and keeps its tr
 """
 
 from keras_bert_lite.checkpoints import CheckpointMismatchError
-from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.training.checkpointing import CheckpointError
 from keras_bert_lite.training.non_finite import NonFiniteLossError
 from keras_bert_lite.utils.cli import exit_on
+from keras_bert_lite.utils.errors import InputFileError
 
 
 class SettingsError(ValueError):
     """A command's settings contradict each other, the files they name, or the run they resume."""
 
 
-EXPECTED_ERRORS = (DataError, NonFiniteLossError, CheckpointError, CheckpointMismatchError, SettingsError,
+EXPECTED_ERRORS = (InputFileError, NonFiniteLossError, CheckpointError, CheckpointMismatchError, SettingsError,
                    FileNotFoundError)
 
 

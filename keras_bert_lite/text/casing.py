@@ -21,6 +21,7 @@ import logging
 import os
 import re
 
+from keras_bert_lite.utils.errors import InputFileError, read_utf8
 from keras_bert_lite.utils.files import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -34,19 +35,20 @@ def recorded_casing(vocab_path: str) -> tuple[bool | None, str]:
     """The casing recorded beside `vocab_path` (sources 1-3 above): (lower_case or None, where it was found).
 
     Raises:
-        ValueError: the record asks for a normalisation this library does not have (lower-casing without
-            stripping accents), or the file is not valid JSON.
+        InputFileError: the record asks for a normalisation this library does not have (lower-casing without
+            stripping accents), is not a JSON true/false, or the file is not valid JSON.
     """
     directory = os.path.dirname(os.path.abspath(vocab_path))
     config = os.path.join(directory, CONFIG_FILE)
     if os.path.exists(config):
         values = _read_json(config)
         if "do_lower_case" in values:
-            return _checked(bool(values["do_lower_case"]), values.get("strip_accents"), config), config
+            return _checked(_flag(values, "do_lower_case", config), values.get("strip_accents"), config), config
     if vocab_path.endswith(".json"):
         normalizer = _read_json(vocab_path).get("normalizer") or {}
         if normalizer.get("type") == "BertNormalizer" and "lowercase" in normalizer:
-            return _checked(bool(normalizer["lowercase"]), normalizer.get("strip_accents"), vocab_path), vocab_path
+            return _checked(_flag(normalizer, "lowercase", vocab_path), normalizer.get("strip_accents"), vocab_path), \
+                vocab_path
     match = _ORIGINAL_DIR.search(os.path.basename(directory))
     if match:
         return match.group("multilingual") is not None or match.group("casing") == "uncased", \
@@ -104,16 +106,63 @@ def spell(flag: str, lower_case: bool) -> str:
 
 def write_casing(vocab_path: str, lower_case: bool) -> None:
     """Records `lower_case` in `tokenizer_config.json` beside `vocab_path` (other fields of an existing file
-    are kept), atomically."""
-    config = os.path.join(os.path.dirname(os.path.abspath(vocab_path)), CONFIG_FILE)
+    are kept), atomically.
+
+    Raises:
+        InputFileError: `check_casing_conflict`'s.
+    """
+    config = check_casing_conflict(vocab_path, lower_case)
     values = _read_json(config) if os.path.exists(config) else {"tokenizer_class": "BertTokenizer"}
     values["do_lower_case"] = bool(lower_case)
     atomic_write_text(config, json.dumps(values, indent=2) + "\n")
 
 
+def check_casing_conflict(vocab_path: str, lower_case: bool) -> str:
+    """Checks that `lower_case` can be recorded beside `vocab_path` (before anything is written); returns the
+    `tokenizer_config.json` path it goes to.
+
+    Raises:
+        InputFileError: that file records the other casing for another vocabulary in the same directory.
+    """
+    config = os.path.join(os.path.dirname(os.path.abspath(vocab_path)), CONFIG_FILE)
+    recorded = _read_json(config).get("do_lower_case") if os.path.exists(config) else None
+    if isinstance(recorded, bool) and recorded != bool(lower_case):
+        others = _other_vocabularies(vocab_path)
+        if others:
+            raise InputFileError(f"{config} records that {others[0]} beside it is {_word(recorded)}; writing the "
+                                 f"{_word(lower_case)} {os.path.basename(vocab_path)} there would change that. Write "
+                                 "it into a directory of its own (one casing per directory, as Hugging Face reads it).")
+    return config
+
+
+def _other_vocabularies(vocab_path: str) -> list[str]:
+    """The vocabularies other than `vocab_path` in its directory: a tokenizer.json, or text files whose lines
+    include [UNK] (a vocab.txt, whatever its name)."""
+    directory = os.path.dirname(os.path.abspath(vocab_path))
+    found = []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if os.path.abspath(path) == os.path.abspath(vocab_path) or not os.path.isfile(path):
+            continue
+        if name == "tokenizer.json":
+            found.append(path)
+        elif name.endswith(".txt"):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if any(line.strip() == "[UNK]" for line in f):
+                    found.append(path)
+    return found
+
+
+def _flag(values: dict, field: str, source: str) -> bool:
+    value = values[field]
+    if not isinstance(value, bool):
+        raise InputFileError(f"{source}: field {field!r} is {value!r}; it must be JSON true or false.")
+    return value
+
+
 def _checked(lower_case: bool, strip_accents, source: str) -> bool:
     if strip_accents is not None and bool(strip_accents) != lower_case:
-        raise ValueError(f"{source}: lower-casing {lower_case} with strip_accents {strip_accents} is not a BERT "
+        raise InputFileError(f"{source}: lower-casing {lower_case} with strip_accents {strip_accents} is not a BERT "
                          "normalisation this library implements (uncased strips accents, cased keeps them).")
     return lower_case
 
@@ -124,8 +173,7 @@ def _word(lower_case: bool) -> str:
 
 def _read_json(path: str) -> dict:
     try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
-    except ValueError as error:
-        raise ValueError(f"{path}: not valid JSON ({error}).") from None
+        values = json.loads(read_utf8(path))
+    except json.JSONDecodeError as error:
+        raise InputFileError(f"{path}:{error.lineno}: not valid JSON ({error.msg}).") from None
     return values if isinstance(values, dict) else {}

@@ -8,7 +8,9 @@ import os
 
 import numpy as np
 
-from keras_bert_lite.text.casing import inferred_casing, recorded_casing, resolve_lower_case, write_casing
+from keras_bert_lite.text.casing import (check_casing_conflict, inferred_casing, recorded_casing,
+                                         resolve_lower_case, write_casing)
+from keras_bert_lite.utils.errors import InputFileError, read_utf8
 from keras_bert_lite.utils.files import atomic_write_text
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -42,15 +44,15 @@ class Vocab:
         self.token_to_id = {}
         for i, token in enumerate(self.tokens):
             if not isinstance(token, str) or not token:
-                raise ValueError(f"{source}: token {i} is {token!r}; every token must be a non-empty string.")
+                raise InputFileError(f"{source}: token {i} is {token!r}; every token must be a non-empty string.")
             if token in self.token_to_id:
-                raise ValueError(f"{source}: token {token!r} appears at ids {self.token_to_id[token]} and {i}; "
-                                 "remove the duplicate (ids must stay those the model was trained with).")
+                raise InputFileError(f"{source}: token {token!r} appears at ids {self.token_to_id[token]} and "
+                                     f"{i}; remove the duplicate (ids must stay those the model was trained with).")
             self.token_to_id[token] = i
         missing = [t for t in SPECIAL_TOKENS if t not in self.token_to_id]
         if missing:
-            raise ValueError(f"{source}: special tokens {missing} are missing; a BERT vocabulary needs all of "
-                             f"{list(SPECIAL_TOKENS)} (create one with tasks/create_vocab.py).")
+            raise InputFileError(f"{source}: special tokens {missing} are missing; a BERT vocabulary needs all of "
+                                 f"{list(SPECIAL_TOKENS)} (make one with kbl-vocab).")
         self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (
             self.token_to_id[t] for t in SPECIAL_TOKENS)
         self.is_continuation = np.array([t.startswith(CONTINUATION_PREFIX) for t in self.tokens], bool)
@@ -96,34 +98,40 @@ class Vocab:
         if path.endswith(".json"):
             return cls(cls._tokenizer_json_tokens(path), source=path, lower_case=lower_case,
                        casing_source=casing_source)
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().split("\n")
+        lines = read_utf8(path).split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         for number, line in enumerate(lines, 1):
             if not line.strip():
-                raise ValueError(f"{path}:{number}: empty token line; a vocab.txt has one token per line.")
+                raise InputFileError(f"{path}:{number}: empty token line; a vocab.txt has one token per line.")
         return cls([line.strip() for line in lines], source=path, lower_case=lower_case, casing_source=casing_source)
 
     @staticmethod
     def _tokenizer_json_tokens(path: str) -> list[str]:
-        with open(path, encoding="utf-8") as f:
-            model = json.load(f).get("model", {})
+        try:
+            values = json.loads(read_utf8(path))
+        except json.JSONDecodeError as error:
+            raise InputFileError(f"{path}:{error.lineno}: not valid JSON ({error.msg}).") from None
+        model = values.get("model") if isinstance(values, dict) else None
+        model = model if isinstance(model, dict) else {}
         if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
-            raise ValueError(f"{path}: field 'model' is of type {model.get('type')!r}, not a WordPiece model with a "
-                             "'vocab' dict; pass a BERT tokenizer.json or a vocab.txt.")
+            raise InputFileError(f"{path}: field 'model' is of type {model.get('type')!r}, not a WordPiece model "
+                                 "with a 'vocab' dict; pass a BERT tokenizer.json or a vocab.txt.")
         if model.get("continuing_subword_prefix", CONTINUATION_PREFIX) != CONTINUATION_PREFIX:
-            raise ValueError(f"{path}: field 'model.continuing_subword_prefix' is "
-                             f"{model['continuing_subword_prefix']!r}; only {CONTINUATION_PREFIX!r} is supported.")
+            raise InputFileError(f"{path}: field 'model.continuing_subword_prefix' is "
+                                 f"{model['continuing_subword_prefix']!r}; only {CONTINUATION_PREFIX!r} is supported.")
         by_id = {i: t for t, i in model["vocab"].items()}
         if sorted(by_id) != list(range(len(model["vocab"]))):
-            raise ValueError(f"{path}: field 'model.vocab' ids are not 0..{len(model['vocab']) - 1} without gaps "
-                             "or repeats.")
+            raise InputFileError(f"{path}: field 'model.vocab' ids are not 0..{len(model['vocab']) - 1} without "
+                                 "gaps or repeats.")
         return [by_id[i] for i in range(len(by_id))]
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes `vocab.txt`, one token per line, and its casing (when known) to `tokenizer_config.json` beside
-        it, as Hugging Face does; each atomically."""
+        it, as Hugging Face does; each atomically. Nothing is written where the casing would contradict another
+        vocabulary's in the same directory (`check_casing_conflict`)."""
+        if self.lower_case is not None:
+            check_casing_conflict(os.fspath(path), self.lower_case)
         atomic_write_text(path, "".join(t + "\n" for t in self.tokens))
         if self.lower_case is not None:
             write_casing(os.fspath(path), self.lower_case)

@@ -1,1 +1,1 @@
-"""Small shared helpers (atomic file writes)."""
+"""Small shared helpers (atomic file writes, the input-file error)."""

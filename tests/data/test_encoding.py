@@ -9,6 +9,7 @@ from keras_bert_lite.data import ner
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.records import read_records
 from keras_bert_lite.data.squad_json import read_squad_json
+from keras_bert_lite.utils.errors import InputFileError
 
 BOM = b"\xef\xbb\xbf"
 LATIN1 = "café noir".encode("latin-1")        # b"caf\xe9 noir"
@@ -66,3 +67,20 @@ def test_a_bom_is_dropped_in_every_format(tmp_path):
     squad.write_bytes(BOM + json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [
         {"id": "a", "question": "q", "answers": [{"text": "c", "answer_start": 0}]}]}]}]}).encode())
     assert read_squad_json(str(squad))[0].answers == [("c", 0)]
+
+
+def test_a_lone_surrogate_from_a_json_escape_is_a_bad_row(tmp_path):
+    path = tmp_path / "train.jsonl"
+    path.write_text('{"text": "fine", "label": "pos"}\n{"text": "great \\ud83d", "label": "pos"}\n')
+    with pytest.raises(DataError, match=rf"^{path}:2: a lone UTF-16 surrogate \\ud83d .*; or pass --skip_bad_rows"):
+        read_records(str(path))
+    records, skipped = read_records(str(path), skip_bad_rows=True)
+    assert skipped == 1 and [r.values["text"] for r in records] == ["fine"]
+
+
+def test_utf16_files_get_the_utf16_fix(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("text\tlabel\nfine\tpos\n", encoding="utf-16")
+    with pytest.raises(InputFileError, match=rf"^{path}: is UTF-16 .*`iconv -f utf-16 -t utf-8 {path} > .*train\.utf8"
+                                             r"\.tsv`"):
+        read_records(str(path))

@@ -1,12 +1,16 @@
 """Bad input files through the runners' command lines: one line `error: <file>:<line>: ...`, no traceback."""
 
 import json
+import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 from keras_bert_lite.runners import glue as run_glue, ner as run_ner, squad as run_squad, swag as run_swag
+from keras_bert_lite.runners import vocab as run_vocab
+from keras_bert_lite.text import Vocab
 
 
 def flags(tmp_path, vocab):
@@ -78,3 +82,77 @@ def test_the_command_prints_one_line_and_no_traceback(tmp_path, uncased_vocab_pa
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1].startswith(f"error: {train}:3: byte 0xe9 is not UTF-8")
+
+
+def _reviews(tmp_path):
+    train = tmp_path / "train.csv"
+    train.write_text("text,label\ngreat film,pos\nawful film,neg\n")
+    return ["--train_file", str(train), "--dev_file", str(train), "--model_dir", str(tmp_path / "run"), "--epochs",
+            "1", "--batch_size", "2", "--seq_length", "16", "--quiet"]
+
+
+def _bad_vocab(tmp_path, uncased_vocab_path, kind):
+    tokens = open(uncased_vocab_path, encoding="utf-8").read().split("\n")[:-1]
+    path = tmp_path / "vocab" / "vocab.txt"
+    path.parent.mkdir()
+    if kind == "latin-1":
+        path.write_bytes("\n".join(tokens).encode() + b"\ncaf\xe9\n")
+    elif kind == "utf-16":
+        path.write_text("\n".join(tokens) + "\n", encoding="utf-16")
+    elif kind == "duplicate":
+        path.write_text("\n".join(tokens + ["the"]) + "\n")
+    elif kind == "directory":
+        return path.parent
+    return path
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("latin-1", r":30523: byte 0xe9 is not UTF-8; re-encode the file as UTF-8"),
+    ("utf-16", r": is UTF-16 .*iconv -f utf-16"),
+    ("duplicate", r": token 'the' appears at ids 1996 and 30522; remove the duplicate"),
+    ("directory", r": is a directory; pass a file in it"),
+])
+def test_bad_vocabulary_files_are_one_line_errors(tmp_path, uncased_vocab_path, kind, problem):
+    path = _bad_vocab(tmp_path, uncased_vocab_path, kind)
+    message = error_line(run_glue.main, ["--preset", "tiny", "--vocab", str(path), *_reviews(tmp_path)])
+    assert re.match(rf"error: {re.escape(str(path))}{problem}", message), message
+
+
+def test_a_vocabulary_with_a_utf8_byte_order_mark_reads_as_without(tmp_path, uncased_vocab_path):
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + open(uncased_vocab_path, "rb").read())
+    assert Vocab.from_file(path).tokens == Vocab.from_file(uncased_vocab_path).tokens
+
+
+def test_bad_model_files_are_one_line_errors(tmp_path, uncased_vocab_path, tiny_init):
+    truncated = tmp_path / "truncated" / "encoder.keras"
+    truncated.parent.mkdir()
+    truncated.write_bytes(open(os.path.join(tiny_init, "encoder.keras"), "rb").read()[:5000])
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    (hf / "config.json").write_text(json.dumps({"model_type": "bert", "num_hidden_layers": "two",
+                                                "num_attention_heads": 2, "hidden_size": 32}))
+    (hf / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}")
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"hidden_size": 32, "num_layers": 2, "num_heads": 2, "colour": "red"}))
+    vocab = ["--vocab", uncased_vocab_path]
+    for source, problem in ((["--init", str(truncated.parent)], f"{truncated}: not a .keras archive"),
+                            (["--init", str(hf)], f"{hf / 'config.json'}: BertConfig.num_layers must be a positive "
+                                                  "integer, got 'two'"),
+                            (["--config", str(config)], f"{config}: unknown BertConfig field(s) ['colour']")):
+        assert error_line(run_glue.main, [*source, *vocab, *_reviews(tmp_path)]).startswith(f"error: {problem}")
+    (hf / "config.json").write_text(json.dumps({"model_type": "bert", "num_hidden_layers": 2,
+                                                "num_attention_heads": 2, "hidden_size": 32, "vocab_size": 30522}))
+    message = error_line(run_glue.main, ["--init", str(hf), *vocab, *_reviews(tmp_path)])
+    assert message.startswith(f"error: {hf / 'model.safetensors'}: not a readable safetensors file")
+
+
+def test_kbl_vocab_refuses_a_directory_and_a_blank_corpus(tmp_path):
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n\n")
+    out = ["--output", str(tmp_path / "out" / "vocab.txt"), "--lower_case", "true", "--vocab_size", "50"]
+    assert error_line(run_vocab.main, ["--input", str(tmp_path), *out]).startswith(
+        f"error: --input {tmp_path}: is a directory")
+    assert error_line(run_vocab.main, ["--input", str(blank), *out]).startswith(
+        f"error: --input {blank}: no text (every line is blank)")
+    assert not (tmp_path / "out").exists()
