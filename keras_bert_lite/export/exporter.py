@@ -39,6 +39,20 @@ def versions(model_base_path: str) -> list[int]:
                   if re.fullmatch(r"\d+", d) and os.path.isdir(os.path.join(model_base_path, d)))
 
 
+MAX_VERSION = 2**63 - 1   # TF Serving's versions are int64; it skips directories that are not decimal digits
+
+
+def check_version(version: int | None) -> None:
+    """Refuses a version TF Serving would not serve (negative, or beyond int64).
+
+    Raises:
+        ValueError: naming the version and the range.
+    """
+    if version is not None and not 0 <= version <= MAX_VERSION:
+        raise ValueError(f"version {version}: TF Serving serves versions 0 to {MAX_VERSION} (int64); omit --version "
+                         "to take one above the newest.")
+
+
 def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, target: str = "tf-serving",
                        version: int | None = None, keep: int | None = None, variant: str | None = None,
                        max_answer_length: int = 30) -> str:
@@ -62,7 +76,10 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
         ExportRefusedError: the SavedModel uses ops the target lacks (the message names the ops and where they
             are used); nothing was written.
         FileExistsError: `version` already exists.
+        ValueError: a version outside 0..2**63-1, a seq_length beyond the model's positions, or labels that do
+            not match the model's outputs (`ServingModule`).
     """
+    check_version(version)
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}.")
     if keep is not None and keep < 1:
@@ -73,10 +90,9 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
     if os.path.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten (omit --version to use "
                               f"{existing[-1] + 1 if existing else 1}).")
-    os.makedirs(model_base_path, exist_ok=True)
-
     module = ServingModule(model, spec, vocab, variant=variant or TARGET_VARIANTS[target],
                            max_answer_length=max_answer_length)
+    os.makedirs(model_base_path, exist_ok=True)
 
     def save(tmp):
         tf.saved_model.save(module, tmp, signatures=module.signatures())

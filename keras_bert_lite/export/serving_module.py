@@ -39,6 +39,24 @@ def _texts(fields):
     return [tf.TensorSpec([None], tf.string, name=name) for name in fields]
 
 
+def _check_spec(model, encoder, spec: TaskSpec) -> None:
+    """Refuses a spec the model cannot serve: found here, not by the first long or unlucky request.
+
+    Raises:
+        ValueError: `spec.seq_length` beyond the encoder's positions, or as many `spec.labels` as the model has
+            outputs (classification, token classification).
+    """
+    positions = encoder.get_layer("embeddings").max_position_embeddings
+    if spec.seq_length > positions:
+        raise ValueError(f"seq_length {spec.seq_length} is longer than the model's {positions} positions "
+                         f"(max_position_embeddings); export with seq_length {positions} or less.")
+    if spec.task_type in ("classification", "token_classification"):
+        classes = model.output.shape[-1]
+        if len(spec.labels) != classes:
+            raise ValueError(f"{len(spec.labels)} labels {list(spec.labels)} for a model with {classes} outputs; "
+                             f"give one label name per output, in id order.")
+
+
 class ServingModule(tf.Module):
     """Tokenizer + packer + Keras task model, exported together.
 
@@ -59,6 +77,7 @@ class ServingModule(tf.Module):
                              "choice pairs in the client with the `preprocess` signature of that export.")
         self.model = model
         self.encoder = model if spec.task_type == "encoder" else model.get_layer("encoder")
+        _check_spec(model, self.encoder, spec)
         self.spec = spec
         self.tokenizer = BertTokenizer(vocab, lower_case=spec.lower_case, variant=variant)
         self.packer = BertPacker(spec.seq_length, vocab=vocab)

@@ -24,7 +24,7 @@ import tempfile
 import tensorflow as tf
 
 from keras_bert_lite.export.audit import PORTABLE, TF_SERVING
-from keras_bert_lite.export.exporter import prune_versions, stage_saved_model, versions
+from keras_bert_lite.export.exporter import check_version, prune_versions, stage_saved_model, versions
 from keras_bert_lite.export.hub_encoder import HubEncoder
 from keras_bert_lite.export.hub_preprocessor import HubPreprocessor
 from keras_bert_lite.text import Vocab
@@ -63,6 +63,7 @@ def export_tf_hub(model, vocab: Vocab, model_base_path: str, *, seq_length: int 
         raise ValueError(f"variant must be one of {tuple(VARIANT_TARGETS)}, got {variant!r}.")
     if keep is not None and keep < 1:
         raise ValueError(f"keep must be >= 1, got {keep}.")
+    check_version(version)
     encoder = _encoder_of(model)
     max_positions = encoder.get_layer("embeddings").max_position_embeddings
     if not 3 <= seq_length <= max_positions:

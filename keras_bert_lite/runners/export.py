@@ -53,7 +53,8 @@ class ExportJob(CommandJob):
     task_type: str = flag("", "what the model does", group=_OVERRIDES, choices=("", *artifacts.TASK_TYPES))
     labels: str = flag("", "comma-separated label names in id order", group=_OVERRIDES)
     pair: bool = flag(False, "the model takes two texts (text, text_b)", group=_OVERRIDES, action="store_true")
-    seq_length: int | None = flag(None, "the length exports pad to (default: the run's, else 128)",
+    seq_length: int | None = flag(None, "the length exports pad to (default: the run's, else 128 or the model's "
+                                  "positions if fewer)",
                                   group=_OVERRIDES, type=int)
     max_answer_length: int = flag(30, "span tasks: the longest answer, in tokens", group=_OVERRIDES, type=int)
 
@@ -100,11 +101,13 @@ def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bo
     changes = {k: v for k, v in changes.items() if v is not None}
     if spec is not None:
         return dataclasses.replace(spec, **changes)
-    if "sequence_output" in getattr(model, "output", {}):
+    is_encoder = isinstance(model.output, dict) and "sequence_output" in model.output
+    if is_encoder:
         changes.setdefault("task_type", "encoder")
     if "task_type" not in changes:
         raise SettingsError(f"{job.model}: no task.json beside the model; pass --task_type (and --labels).")
-    changes.setdefault("seq_length", 128)
+    positions = (model if is_encoder else model.get_layer("encoder")).get_layer("embeddings").max_position_embeddings
+    changes.setdefault("seq_length", min(128, positions))
     return artifacts.TaskSpec(**changes)
 
 

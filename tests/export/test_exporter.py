@@ -1,5 +1,6 @@
 """Text-in SavedModel export: every task type, both targets, fresh-process parity, versions, refusal, serving."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import keras_bert_lite as kbl
 from keras_bert_lite.export.audit import audit_saved_model
 from keras_bert_lite.export.exporter import ExportRefusedError, export_saved_model, versions
 from keras_bert_lite.artifacts import TaskSpec
+from keras_bert_lite.runners import export as export_cli
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from tests.serving.server_process import ServerProcess
 
@@ -183,6 +185,37 @@ def test_export_failing_its_audit_is_refused_and_writes_nothing(trained_classifi
         export_saved_model(model, spec, vocab, base, target="portable", variant="default")
     assert "wordpiece" in str(err.value).lower()      # names where the op comes from
     assert os.listdir(base) == []
+
+
+@pytest.mark.parametrize("change, problem", [
+    ({"seq_length": 65}, r"seq_length 65 is longer than the model's 64 positions \(max_position_embeddings\); "
+                         "export with seq_length 64 or less"),
+    ({"labels": ("neg", "pos")}, r"2 labels \['neg', 'pos'\] for a model with 3 outputs; give one label name per "
+                                 "output"),
+    ({"version": -3}, "version -3: TF Serving serves versions 0 to 9223372036854775807"),
+    ({"version": 2**63}, f"version {2**63}: TF Serving serves versions 0 to"),
+])
+def test_exports_the_model_cannot_serve_are_refused_and_write_nothing(trained_classifier, vocab, tmp_path, change,
+                                                                        problem):
+    model, spec = trained_classifier
+    version = change.pop("version", None)
+    base = tmp_path / "refused"
+    with pytest.raises(ValueError, match=problem):
+        export_saved_model(model, dataclasses.replace(spec, **change), vocab, str(base), target="portable",
+                           version=version)
+    assert not base.exists()
+
+
+def test_cli_exports_a_bare_keras_classifier_with_the_override_flags(trained_classifier, uncased_vocab_path,
+                                                                      tmp_path):
+    model, _ = trained_classifier
+    model.save(tmp_path / "classifier.keras")
+    path = export_cli.run(export_cli.parse_args([
+        "--model", str(tmp_path / "classifier.keras"), "--vocab", uncased_vocab_path, "--task_type",
+        "classification", "--labels", "neg,neutral,pos", "--model_base_path", str(tmp_path / "out"),
+        "--target", "portable"]))
+    spec = json.load(open(os.path.join(path, "assets.extra", "task.json")))
+    assert spec["seq_length"] == 64 and spec["labels"] == ["neg", "neutral", "pos"]   # 128 capped at its positions
 
 
 @pytest.mark.slow
