@@ -92,6 +92,12 @@ def _example(qa, context: str, path: str) -> SquadExample:
     problem = _text_problem(qid, "id", path) or _text_problem(qa.get("question"), "question", path)
     if problem:
         raise ValueError(problem)
+    impossible = qa.get("is_impossible", False)
+    if not isinstance(impossible, bool):
+        raise ValueError(f"field 'is_impossible' is {impossible!r}; it must be JSON true or false")
+    if "answers" not in qa and not impossible:
+        raise ValueError('missing field \'answers\' (a list of {"text", "answer_start"}; an unanswerable SQuAD 2.0 '
+                         'question has "answers": [] and "is_impossible": true)')
     answers = qa.get("answers", [])
     if not isinstance(answers, list):
         raise ValueError(f"field 'answers' is {answers!r}, not a list")
@@ -104,4 +110,4 @@ def _example(qa, context: str, path: str) -> SquadExample:
         if context[start:start + len(text)] != text:
             raise ValueError(f"answer {text!r} is not at answer_start {start} of the context")
         pairs.append((text, start))
-    return SquadExample(qid, qa["question"], context, pairs, bool(qa.get("is_impossible", False)))
+    return SquadExample(qid, qa["question"], context, pairs, impossible)

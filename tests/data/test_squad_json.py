@@ -27,6 +27,9 @@ def write(path, paragraphs):
      "answer '1742' is not at answer_start 3"),
     ({"id": "good", "question": "Again?", "answers": []}, "id 'good' is used twice"),
     ("not a question", "a JSON str, not an object"),
+    ({"id": "x", "question": "When?", "answer": [{"text": "1742", "answer_start": 0}]}, "missing field 'answers'"),
+    ({"id": "x", "question": "When?", "answers": [], "is_impossible": "false"},
+     "field 'is_impossible' is 'false'; it must be JSON true or false"),
 ])
 def test_a_malformed_question_is_named_and_skippable(tmp_path, bad, problem):
     path = write(tmp_path / "train.json", [{"context": CONTEXT, "qas": [GOOD, bad]}])
@@ -34,6 +37,12 @@ def test_a_malformed_question_is_named_and_skippable(tmp_path, bad, problem):
                                         "--skip_bad_rows"):
         read_squad_json(path)
     assert [e.qid for e in read_squad_json(path, skip_bad_rows=True)] == ["good"]
+
+
+def test_an_unanswerable_question_may_omit_its_answers(tmp_path):
+    path = write(tmp_path / "train.json", [{"context": CONTEXT, "qas": [
+        GOOD, {"id": "none", "question": "Who?", "is_impossible": True}]}])
+    assert [(e.qid, e.is_impossible, e.answers) for e in read_squad_json(path)][1] == ("none", True, [])
 
 
 def test_a_malformed_paragraph_skips_its_questions(tmp_path):
