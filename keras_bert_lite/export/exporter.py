@@ -23,6 +23,7 @@ import tensorflow as tf
 from keras_bert_lite.artifacts import TASK_SPEC_FILE, VOCAB_FILES, TaskSpec
 from keras_bert_lite.export.audit import TARGETS, audit_saved_model
 from keras_bert_lite.export.serving_module import ServingModule
+from keras_bert_lite.serving.manager import MAX_VERSION
 
 TARGET_VARIANTS = {"tf-serving": "default", "portable": "portable"}
 
@@ -37,9 +38,6 @@ def versions(model_base_path: str) -> list[int]:
         return []
     return sorted(int(d) for d in os.listdir(model_base_path)
                   if re.fullmatch(r"\d+", d) and os.path.isdir(os.path.join(model_base_path, d)))
-
-
-MAX_VERSION = 2**63 - 1   # TF Serving's versions are int64; it skips directories that are not decimal digits
 
 
 def check_version(version: int | None) -> None:

@@ -6,11 +6,16 @@
 shed when the server is full, dropped because the caller left, or failed inside get a line too; an INTERNAL
 line carries the `error_id` that its traceback in the log and the client's message share. Health checks are
 not logged (load balancers call them every few seconds).
+
+The model name comes from the client and the peer address partly does: in them, whitespace, control characters,
+other unprintable characters and backslashes are written as backslash escapes (`\\n`, `\\x20`, `\\\\`), so that
+a request can neither start a forged line nor add a field to its own.
 """
 
 import logging
 
 log = logging.getLogger("keras_bert_lite.serving.access")
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def log_call(method, request, response, code, seconds, request_bytes, peer, error_id=None):
@@ -27,12 +32,26 @@ def log_call(method, request, response, code, seconds, request_bytes, peer, erro
         error_id: For INTERNAL errors, the id of the logged traceback.
     """
     spec = _model_spec(request)
-    model = spec.name if spec is not None and spec.name else "-"
+    model = escape(spec.name) if spec is not None and spec.name else "-"
     line = (f"access {method} model={model} version={_version(spec, response)} status={code.name} "
-            f"latency_ms={seconds * 1000:.1f} request_bytes={request_bytes} peer={peer}")
+            f"latency_ms={seconds * 1000:.1f} request_bytes={request_bytes} peer={escape(peer)}")
     if error_id is not None:
         line += f" error_id={error_id}"
     log.info("%s", line)
+
+
+def escape(text):
+    """`text` with whitespace, unprintable characters and backslashes as backslash escapes: one log field."""
+    return "".join(_escape_char(char) for char in str(text))
+
+
+def _escape_char(char):
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if char.isprintable() and not char.isspace():
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _model_spec(message):

@@ -140,14 +140,19 @@ class ServingClient:
         """Waits up to `seconds` for the server to answer and a version of the model to be AVAILABLE.
 
         For scripts that start a server and call it right away. Raises the last `ServingClientError` (e.g.
-        `ServerUnavailableError`, or NOT_FOUND while the model loads) when the time is up.
+        `ServerUnavailableError`, or NOT_FOUND while the model loads) when the time is up; when the server
+        reports versions that failed to load, its message carries their load errors.
         """
         deadline = time.monotonic() + seconds
         while True:
             try:
-                if any(s["state"] == "AVAILABLE" for s in self.status()):
+                statuses = self.status()
+                if any(s["state"] == "AVAILABLE" for s in statuses):
                     return
-                error = ServingClientError(grpc.StatusCode.UNAVAILABLE, "no version of the model is AVAILABLE yet")
+                failures = "".join(f"; version {s['version']} failed to load: {s['error_code']}: {s['error_message']}"
+                                   for s in statuses if s["error_code"] != grpc.StatusCode.OK.name)
+                error = ServingClientError(grpc.StatusCode.UNAVAILABLE,
+                                           f"no version of the model is AVAILABLE yet{failures}")
             except ServingClientError as e:
                 error = e
             if time.monotonic() >= deadline:

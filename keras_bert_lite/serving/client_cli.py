@@ -5,7 +5,8 @@
     printf "question\tpassage\n" | kbl-client --model_name bert --pairs
 
 Each output line holds the text (and text_b), then the signature's outputs for it, e.g.
-{"text": "a great movie", "label": "positive", "probabilities": [0.02, 0.98]}.
+{"text": "a great movie", "label": "positive", "probabilities": [0.02, 0.98]}. Input is UTF-8 (a leading BOM is
+dropped); blank lines (nothing but whitespace) are skipped, every other line gets its output line.
 """
 
 import argparse
@@ -19,13 +20,13 @@ from keras_bert_lite.serving import ServingClient, ServingClientError
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("input", nargs="?", type=argparse.FileType("r", encoding="utf-8"), default=sys.stdin,
-                        help="file with one text per line (default: stdin)")
+    parser.add_argument("input", nargs="?", type=argparse.FileType("rb"), default=None,
+                        help="UTF-8 file with one text per line (default: stdin)")
     parser.add_argument("--model_name", required=True, help="the model's name on the server")
     parser.add_argument("--server", default="127.0.0.1:8500", help="host:port of the server (default %(default)s)")
     parser.add_argument("--signature", default="serving_default", help="signature key (default %(default)s)")
     parser.add_argument("--pairs", action="store_true", help="lines are 'text<TAB>text_b' (pair tasks)")
-    parser.add_argument("--batch_size", type=int, default=32, help="texts per request (default %(default)s)")
+    parser.add_argument("--batch_size", type=_positive_int, default=32, help="texts per request (default %(default)s)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default %(default)s)")
     parser.add_argument("--ssl_ca", type=argparse.FileType("rb"),
                         help="PEM certificate(s) to trust: connect over TLS, to a server started with "
@@ -37,10 +38,10 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    rows = [line.rstrip("\r\n").split("\t", 1) if args.pairs else [line.rstrip("\r\n")] for line in args.input]
-    rows = [row for row in rows if row[0]]
-    if args.pairs and any(len(row) != 2 for row in rows):
-        print("error: --pairs expects 'text<TAB>text_b' on every line", file=sys.stderr)
+    try:
+        rows = read_rows(args.input or sys.stdin.buffer, args.pairs)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     try:
         root_certificates = args.ssl_ca.read() if args.ssl_ca else None
@@ -61,6 +62,47 @@ def main(argv=None):
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+class InputError(Exception):
+    """A line of the input that cannot be sent: not UTF-8, or not 'text<TAB>text_b' with --pairs."""
+
+
+def read_rows(lines, pairs):
+    """The [text] (or [text, text_b] with `pairs`) of each non-blank line of `lines`, a binary file.
+
+    Lines are decoded as UTF-8 (a BOM at the start of the first one is dropped, as "utf-8-sig" does) and lose
+    their line ending; blank lines (nothing but whitespace) are skipped, every other line gives one row.
+
+    Raises:
+        InputError: For a line that is not UTF-8, or one without a tab with `pairs`, naming the file and line.
+    """
+    name = getattr(lines, "name", "<stdin>")
+    rows = []
+    for number, raw in enumerate(lines, 1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            position = len(raw) - len(error.object) + error.start  # "utf-8-sig" reports it after the BOM
+            raise InputError(f"{name} line {number} is not UTF-8 (byte 0x{raw[position]:02x} at position "
+                             f"{position + 1}): convert the file to UTF-8, e.g. with `iconv -f latin1 -t utf-8`"
+                             ) from None
+        if not line.strip():
+            continue
+        if pairs and "\t" not in line:
+            raise InputError(f"{name} line {number} has no tab: --pairs expects 'text<TAB>text_b' on every line")
+        rows.append(line.split("\t", 1) if pairs else [line])
+    return rows
+
+
+def _positive_int(value):
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return number
 
 
 def _ordered(outputs):

@@ -13,6 +13,7 @@ from keras_bert_lite.serving.manager import DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAUL
 
 DEFAULT_BATCH_TIMEOUT_MS = 0.0
 DEFAULT_MAX_CONCURRENT_REQUESTS = 32
+MAX_PORT = 65535
 _DEFAULT_LIMITS = limits.RequestLimits()
 
 
@@ -21,7 +22,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="kbl-serve", description="A local TF Serving-compatible gRPC model server.")
     parser.add_argument("--model_name", required=True, help="name clients use in model_spec.name")
     parser.add_argument("--model_base_path", required=True, help="directory with one subdirectory per version")
-    parser.add_argument("--port", type=int, default=8500, help="gRPC port; 0 picks a free one (default 8500)")
+    parser.add_argument("--port", type=_checked(int, lambda number: 0 <= number <= MAX_PORT, f"in 0..{MAX_PORT}"),
+                        default=8500, help="gRPC port; 0 picks a free one (default 8500)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="interface to bind (default 127.0.0.1: this machine only); another address without "
                              "--ssl_cert/--ssl_key logs a warning")
@@ -108,4 +110,5 @@ def _checked(kind, test, text):
             raise argparse.ArgumentTypeError(f"must be {text}, got {value}")
         return number
 
+    parse.__name__ = kind.__name__  # argparse names the type in "invalid int value: 'x'"
     return parse

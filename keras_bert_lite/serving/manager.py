@@ -7,7 +7,8 @@ the new version, never neither) and the old one is unloaded. Requests already ru
 their reference to it and finish normally.
 
 Skipped: names starting with "." (our exporter writes to a hidden temp dir and renames it into place), names
-that are not integers, and directories without saved_model.pb yet (retried at the next poll). A version that
+that are not integers, integers beyond TF Serving's int64 versions (0..2**63-1; logged once, as a warning), and
+directories without saved_model.pb yet (retried at the next poll). A version that
 fails to load is logged and reported by GetModelStatus (END with the error); the previous version keeps being
 served, and the failed one is tried again as `LoadRetries` says (as soon as its files change, else with
 backoff). A load that takes longer than `load_timeout_seconds` is abandoned and counts as failed, so a load
@@ -32,6 +33,7 @@ State = get_model_status_pb2.ModelVersionStatus.State
 _VERSION_NAME = re.compile("[0-9]+")  # also rules out hidden directories such as ".tmp-export-2"
 DEFAULT_LOAD_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_LOAD_RETRIES = 5  # TF Serving's max_num_load_retries
+MAX_VERSION = 2**63 - 1  # versions are int64 in TF Serving's protos (ModelSpec.version, ModelVersionStatus.version)
 
 
 class VersionState:
@@ -73,6 +75,7 @@ class ModelManager:
         self._current = None  # the Servable answering "latest"; replaced atomically
         self._states = {}  # version -> VersionState
         self._retries = LoadRetries(poll_seconds or 1.0, max_load_retries)
+        self._too_large = set()  # version directories warned about by scan_versions
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._loading = None  # the _Loading in progress, which stop() abandons
@@ -126,7 +129,7 @@ class ModelManager:
     def poll(self):
         """Scans the base path once and loads/unloads versions as needed (the poller thread calls this)."""
         try:
-            on_disk = scan_versions(self.base_path)
+            on_disk = scan_versions(self.base_path, self._too_large)
         except OSError as error:
             log.warning("cannot list model base path %s: %s", self.base_path, error)
             return
@@ -251,12 +254,25 @@ def _load_error(error, path):
     return failure
 
 
-def scan_versions(base_path):
-    """{version: directory} for the version directories of `base_path` that hold a saved_model.pb."""
+def scan_versions(base_path, warned=None):
+    """{version: directory} for the version directories of `base_path` that hold a saved_model.pb.
+
+    Args:
+        base_path: The model base path.
+        warned: A set of the directories whose version is too large (> `MAX_VERSION`) already warned about;
+            each is warned about once and added. None: warn about every one.
+    """
     versions = {}
     with os.scandir(base_path) as entries:
         for entry in entries:
             if not _VERSION_NAME.fullmatch(entry.name) or not entry.is_dir():
+                continue
+            if int(entry.name) > MAX_VERSION:
+                if warned is None or entry.path not in warned:
+                    log.warning("Ignoring version directory %s: version %s is beyond the largest TF Serving allows "
+                                "(%d, int64); rename it to a smaller integer", entry.path, entry.name, MAX_VERSION)
+                    if warned is not None:
+                        warned.add(entry.path)
                 continue
             if os.path.exists(os.path.join(entry.path, "saved_model.pb")):
                 versions[int(entry.name)] = entry.path

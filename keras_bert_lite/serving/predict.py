@@ -4,7 +4,9 @@ Checks and status codes follow TF Serving's `predict_util.cc` (RunPredict / PreP
 unknown signature key -> FAILED_PRECONDITION; inputs that do not match the signature's keys, unknown or
 duplicate `output_filter` aliases -> INVALID_ARGUMENT; dtype/shape mismatches -> INVALID_ARGUMENT (TF Serving
 gets these from `Session::Run`, we check them up front against the SignatureDef). Then the request's declared
-shapes and sizes are checked against the server's `RequestLimits`, before any input is converted.
+shapes and sizes are checked against the server's `RequestLimits`, before any input is converted. For a pair
+signature (inputs `text` and `text_b`, as our exporter writes them), both must hold the same number of texts:
+INVALID_ARGUMENT naming both sizes, rather than the model's shape assertion.
 """
 
 from tensorflow_serving.apis import predict_pb2
@@ -13,6 +15,7 @@ from keras_bert_lite.serving.errors import failed_precondition, invalid_argument
 from keras_bert_lite.serving.tensors import ndarray_to_proto, request_to_ndarray
 
 DEFAULT_SIGNATURE = "serving_default"
+PAIR_INPUTS = ("text", "text_b")
 
 
 def run_predict(servable, request, limits, run):
@@ -36,6 +39,7 @@ def run_predict(servable, request, limits, run):
     limits.check_tensors(request.inputs)
     inputs = {key: request_to_ndarray(key, proto, signature.inputs[key], signature_name)
               for key, proto in request.inputs.items()}
+    _check_pair_sizes(signature, inputs)
     outputs = run(signature, inputs)
 
     response = predict_pb2.PredictResponse()
@@ -54,6 +58,18 @@ def _check_input_keys(signature, request):
             f"input size does not match signature '{signature.name}': {len(sent)}!={len(expected)} "
             f"len({_keys(sent)}) != len({_keys(expected)}). Sent extra: {_keys(sent - expected)}. "
             f"Missing but required: {_keys(expected - sent)}.")
+
+
+def _check_pair_sizes(signature, inputs):
+    """A pair signature's `text` and `text_b` must hold one text_b per text (their dim 0 must agree)."""
+    if not set(PAIR_INPUTS) <= set(inputs):
+        return
+    text, text_b = (inputs[key] for key in PAIR_INPUTS)
+    if text.ndim and text_b.ndim and text.shape[0] != text_b.shape[0]:
+        raise invalid_argument(
+            f"inputs 'text' and 'text_b' of signature '{signature.name}' must have the same batch size (one "
+            f"text_b per text), got 'text' with {text.shape[0]} and 'text_b' with {text_b.shape[0]}: send them "
+            f"in pairs")
 
 
 def _output_keys(signature, output_filter):

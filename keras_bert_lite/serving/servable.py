@@ -29,9 +29,18 @@ class Signature:
         self._function = function
 
     def run(self, inputs):
-        """Runs the signature on {key: np.ndarray} (already validated) and returns {key: np.ndarray}."""
+        """Runs the signature on {key: np.ndarray} (already validated) and returns {key: np.ndarray}.
+
+        Raises:
+            tf.errors.OpError: The model's error, e.g. `InvalidArgumentError` for input an op rejects (see
+                `undecodable_tf_error` for one whose message is not UTF-8).
+        """
         tensors = {key: tf.constant(value, dtype=self.inputs[key].dtype) for key, value in inputs.items()}
-        return {key: value.numpy() for key, value in self._function(**tensors).items()}
+        try:
+            outputs = self._function(**tensors)
+        except UnicodeDecodeError as error:
+            raise undecodable_tf_error(error) from None
+        return {key: value.numpy() for key, value in outputs.items()}
 
 
 class Servable:
@@ -91,6 +100,23 @@ def is_batchable(inputs, outputs):
                 or not spec.shape[1:].is_fully_defined()):
             return False
     return True
+
+
+def undecodable_tf_error(error):
+    """The `InvalidArgumentError` for a TensorFlow error whose message could not be decoded.
+
+    TensorFlow turns an op's failed status into an exception by decoding its message as strict UTF-8; when the
+    op echoed request bytes that are not UTF-8 (e.g. ParseExample quoting a string that is not a serialized
+    tf.Example), Python gets that `UnicodeDecodeError` instead, and the status code is lost with it. TensorFlow's
+    own text is UTF-8, so the undecodable bytes are request data an op rejected: INVALID_ARGUMENT, with the
+    message decoded leniently (undecodable bytes shown as \\xNN escapes).
+
+    Args:
+        error: The `UnicodeDecodeError` raised while calling a signature function; its `object` holds the
+            message's bytes.
+    """
+    raw = error.object if isinstance(error.object, (bytes, bytearray)) else str(error).encode()
+    return tf.errors.InvalidArgumentError(None, None, bytes(raw).decode("utf-8", "backslashreplace"))
 
 
 def _spec(key, tensor_info):

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2
 
+from keras_bert_lite.serving.access_log import log_call
 from keras_bert_lite.serving.rpc import Answerer, Received
 from keras_bert_lite.serving.workers import WorkerPool
 from tests.serving.stubs import predict_request, prediction_stub, rpc_error
@@ -41,6 +42,19 @@ def test_every_call_gets_one_line_answered_or_refused(toy_v1, start_server):
                       ("Predict", "-", "-", "INVALID_ARGUMENT", 0),
                       ("Predict", "-", "-", "INVALID_ARGUMENT", 3)]
     assert all(match.group(7).startswith("ipv4:127.0.0.1:") for match in lines)
+
+
+def test_client_controlled_fields_cannot_forge_a_line_or_a_field(caplog):
+    forged = "x\n2026-01-01 00:00:00,000 INFO keras_bert_lite.serving.access] access Predict model=toy version=1"
+    request = predict_request({"text": ["a"]}, model=forged + "\r\t\\ \u2028\x00é")
+    with caplog.at_level(logging.INFO, logger="keras_bert_lite.serving.access"):
+        log_call("Predict", request, None, grpc.StatusCode.NOT_FOUND, 0.001, 10, "ipv4:127.0.0.1:1 status=OK")
+    (line,) = [record.getMessage() for record in caplog.records]
+    assert LINE.fullmatch(line), line
+    assert line.startswith(r"access Predict model=x\n2026-01-01\x2000:00:00,000\x20INFO\x20keras_bert_lite.serving."
+                           r"access]\x20access\x20Predict\x20model=toy\x20version=1\r\t\\\x20\u2028\x00é "
+                           r"version=- status=NOT_FOUND ")
+    assert line.endswith(r" peer=ipv4:127.0.0.1:1\x20status=OK")
 
 
 class FakeContext:

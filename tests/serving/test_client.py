@@ -1,5 +1,6 @@
 """The client's errors, and the export/client.py command line."""
 
+import io
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import grpc
 import pytest
 
 from keras_bert_lite.serving import ServerUnavailableError, ServingClient, ServingClientError
+from keras_bert_lite.serving.client_cli import main
 from tests.serving.server_process import REPO_ROOT
 
 
@@ -53,6 +55,68 @@ def test_command_line_reports_a_missing_server():
     result = _run_cli(["--model_name", "toy", "--server", "127.0.0.1:1"], "hello\n")
     assert result.returncode == 1
     assert "no TF Serving server at 127.0.0.1:1" in result.stderr
+
+
+def test_command_line_keeps_every_non_blank_pair_line(toy_server, tmp_path, capsys):
+    # A line with an empty text but a text_b was dropped: the outputs no longer lined up with the input lines.
+    path = tmp_path / "pairs.txt"
+    path.write_text("q1\tp1\n\tonly passage\n\n \t \nq3\tp3\n")
+    assert main(["--model_name", "toy", "--server", toy_server.address, "--signature", "pair", "--pairs",
+                 str(path)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["text"], r["text_b"], r["length"], r["length_b"]) for r in records] == [
+        ("q1", "p1", 2, 2), ("", "only passage", 0, 12), ("q3", "p3", 2, 2)]
+
+
+def test_command_line_refuses_a_pair_line_without_a_tab(tmp_path, capsys):
+    path = tmp_path / "pairs.txt"
+    path.write_text("q1\tp1\nno tab here\n")
+    assert main(["--model_name", "toy", "--server", "127.0.0.1:1", "--pairs", str(path)]) == 2
+    assert capsys.readouterr().err == (f"error: {path} line 2 has no tab: --pairs expects 'text<TAB>text_b' on "
+                                       f"every line\n")
+
+
+def test_command_line_drops_a_utf8_bom(toy_server, tmp_path, capsys):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfhello\r\n\xef\xbb\xbfhi\n")   # only the file's first BOM is one
+    assert main(["--model_name", "toy", "--server", toy_server.address, str(path)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(record["text"], record["length"]) for record in records] == [("hello", 5), ("\ufeffhi", 3)]
+
+
+@pytest.mark.parametrize("from_stdin", [False, True])
+def test_command_line_names_the_line_that_is_not_utf8(tmp_path, capsys, monkeypatch, from_stdin):
+    data = b"ok\n\xef\xbb\xbfb\xffad\n"
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(data)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    name = "<stdin>" if from_stdin else str(path)
+    assert main(["--model_name", "toy", "--server", "127.0.0.1:1", *([] if from_stdin else [str(path)])]) == 2
+    assert capsys.readouterr() == ("", f"error: {name} line 2 is not UTF-8 (byte 0xff at position 5): convert "
+                                       f"the file to UTF-8, e.g. with `iconv -f latin1 -t utf-8`\n")
+
+
+@pytest.mark.parametrize("size", ["0", "-1"])
+def test_command_line_refuses_a_batch_size_below_one(capsys, size):
+    with pytest.raises(SystemExit) as raised:
+        main(["--model_name", "toy", "--batch_size", size])
+    assert raised.value.code == 2
+    assert f"argument --batch_size: must be >= 1, got {size}" in capsys.readouterr().err
+
+
+def test_wait_ends_with_the_load_error_of_the_model(tmp_path, start_server, capsys):
+    # The client only said "no version of the model is AVAILABLE yet" when the version had failed to load.
+    (tmp_path / "models" / "1").mkdir(parents=True)
+    (tmp_path / "models" / "1" / "saved_model.pb").write_bytes(b"not a SavedModel")
+    server = start_server(tmp_path / "models", "--poll_seconds", "0")
+    with ServingClient("toy", server.address) as client:
+        (status,) = client.status()
+    assert (status["state"], status["error_code"]) == ("END", "UNKNOWN") and status["error_message"]
+    (tmp_path / "texts.txt").write_text("hi\n")
+    assert main(["--model_name", "toy", "--server", server.address, "--wait", "0.01",
+                 str(tmp_path / "texts.txt")]) == 1
+    assert capsys.readouterr().err == (f"error: UNAVAILABLE: no version of the model is AVAILABLE yet; version 1 "
+                                       f"failed to load: UNKNOWN: {status['error_message']}\n")
 
 
 def _run_cli(args, stdin):

@@ -31,6 +31,10 @@ def test_defaults_are_the_documented_ones(tmp_path, capsys):
         assert shown and float(shown.group(1)) == default, flag
 
 
+def test_every_port_number_is_accepted(tmp_path):
+    assert [parse(tmp_path, "--port", port).port for port in ("0", "65535")] == [0, 65535]
+
+
 def test_concurrency_default_grows_with_the_batch_size(tmp_path):
     assert parse(tmp_path, "--max_batch_size", "64").max_concurrent_requests == 128
     assert parse(tmp_path, "--max_batch_size", "64", "--max_concurrent_requests", "8").max_concurrent_requests == 8
@@ -42,6 +46,9 @@ def test_concurrency_default_grows_with_the_batch_size(tmp_path):
     (["--max_concurrent_requests", "0"], "argument --max_concurrent_requests: must be > 0, got 0"),
     (["--load_timeout_seconds", "0"], "argument --load_timeout_seconds: must be > 0, got 0"),
     (["--max_load_retries", "-1"], "argument --max_load_retries: must be >= 0, got -1"),
+    (["--port", "70000"], "argument --port: must be in 0..65535, got 70000"),   # it listened on 70000 % 65536
+    (["--port", "-5"], "argument --port: must be in 0..65535, got -5"),
+    (["--port", "x"], "argument --port: invalid int value: 'x'"),
     (["--ssl_cert", "cert.pem"], "--ssl_cert and --ssl_key go together"),
     (["--ssl_cert", "missing.pem", "--ssl_key", "missing.pem"], "--ssl_cert missing.pem is not a file"),
 ])

@@ -65,6 +65,26 @@ def test_scan_versions_keeps_integer_directories_with_a_saved_model(tmp_path):
     assert scan_versions(tmp_path) == {1: str(tmp_path / "1"), 12: str(tmp_path / "12")}
 
 
+def test_versions_beyond_int64_are_skipped_with_one_warning(tmp_path, caplog):
+    # Loaded as "latest", such a version made every call fail: TF Serving's protos hold int64 versions.
+    add_version(tmp_path, "1")
+    add_version(tmp_path, str(2**63 - 1))
+    add_version(tmp_path, str(2**63))
+    add_version(tmp_path, "99999999999999999999")
+    assert scan_versions(tmp_path) == {1: str(tmp_path / "1"), 2**63 - 1: str(tmp_path / str(2**63 - 1))}
+    (tmp_path / str(2**63 - 1)).rename(tmp_path / "2")
+    manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)
+    caplog.clear()
+    manager.start()
+    manager.poll()
+    assert manager.servable(spec()).version == 2
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    too_large = sorted((str(2**63), "99999999999999999999"))
+    assert sorted(warnings) == [f"Ignoring version directory {tmp_path / name}: version {name} is beyond the largest "
+                                f"TF Serving allows ({2**63 - 1}, int64); rename it to a smaller integer"
+                                for name in too_large]
+
+
 def test_latest_version_is_served_and_swapped(tmp_path):
     add_version(tmp_path, "1")
     manager = ModelManager("m", tmp_path, poll_seconds=0, load=fake_load)

@@ -102,6 +102,14 @@ BAD_REQUESTS = {
                         "Servable not found for request: Specific(toy, 7)"),
     "invalid UTF-8": (predict_request({"text": [b"ok", b"\xff\xfe"]}), grpc.StatusCode.INVALID_ARGUMENT,
                       "Invalid formatting on input string"),
+    # TensorFlow's error quotes the bytes, which are not UTF-8: its message cannot become a str in Python.
+    "not an Example, not UTF-8": (predict_request({"inputs": [b"\xff not an example"]}, signature="classify"),
+                                  grpc.StatusCode.INVALID_ARGUMENT,
+                                  "Could not parse example input, value: '\\xff not an example'"),
+    "text_b size differs": (predict_request({"text": ["a", "b"], "text_b": ["c"]}, signature="pair"),
+                            grpc.StatusCode.INVALID_ARGUMENT,
+                            "inputs 'text' and 'text_b' of signature 'pair' must have the same batch size (one "
+                            "text_b per text), got 'text' with 2 and 'text_b' with 1"),
 }
 
 
