@@ -133,11 +133,11 @@ def submission_text(task: GlueTask, ids: list, predictions: np.ndarray) -> str:
     """The gluebenchmark.com submission file: a header `index\\tprediction`, then one line per test example.
 
     Args:
-        ids: the test examples' ids (tfds `idx` or the TSV index column).
+        ids: the test examples' ids (tfds `idx` or the TSV index column), written as they are.
         predictions: int class ids `[n]`, or float scores `[n]` for STS-B.
     """
     lines = ["index\tprediction"]
     for example_id, prediction in zip(ids, predictions):
         value = f"{float(prediction):.3f}" if task.is_regression else task.submission_labels[int(prediction)]
-        lines.append(f"{int(example_id)}\t{value}")
+        lines.append(f"{example_id}\t{value}")     # as the file has it: a non-numeric id must not fail here
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -41,6 +42,9 @@ class TaggedSentences:
         return len(self.words)
 
 
+_FIELD = re.compile(r"[^ \t\r\n]+")   # columns part at ASCII spaces and tabs: a no-break space stays in its word
+
+
 def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     """Reads a CoNLL-2003 file: `word POS chunk TAG` per line (the word first, the tag last, at least two
     columns), a blank line between sentences, `-DOCSTART-` lines ignored.
@@ -52,7 +56,7 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     sentences, tags, lines, bad = [], [], [], []
     words, labels, first = [], [], None
     for number, line in enumerate(io.StringIO(read_text(path), newline=None).readlines() + [""], 1):
-        fields = line.split()
+        fields = _FIELD.findall(line)
         if not fields or fields[0] == "-DOCSTART-":
             if words:
                 sentences.append(words), tags.append(labels), lines.append(first)

@@ -33,7 +33,8 @@ _DOC_BREAK = "\x1e"  # record separator: stands for a blank line between documen
 
 
 def expand_patterns(patterns) -> list[str]:
-    """Sorted files matching the glob patterns (a string with commas, or a list).
+    """Sorted files matching the glob patterns (a string with commas, or a list). A pattern that names an existing
+    file is that file, glob characters and all (`wiki[2024].txt`).
 
     Raises:
         DataError: a pattern matches no file (naming it).
@@ -42,7 +43,8 @@ def expand_patterns(patterns) -> list[str]:
         patterns = [p for p in patterns.split(",") if p]
     files = []
     for pattern in patterns:
-        matched = sorted(glob.glob(os.path.expanduser(pattern)))
+        path = os.path.expanduser(pattern)
+        matched = [path] if os.path.isfile(path) else sorted(glob.glob(path))
         if not matched:
             raise DataError(f"{pattern}: no input file matches; check the path (a comma-separated list of files or "
                             "globs, e.g. corpus/*.txt).")

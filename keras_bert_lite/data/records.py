@@ -121,9 +121,15 @@ def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: s
     return records, bad
 
 
-def select_columns(records: list[Record], path: str, names: list[str], *,
-                   skip_bad_rows: bool = False) -> tuple[list[list], int]:
+COLUMN_FLAGS = "Pass the right column name (--text_a, --text_b, --label)."
+
+
+def select_columns(records: list[Record], path: str, names: list[str], *, skip_bad_rows: bool = False,
+                   fix: str = COLUMN_FLAGS) -> tuple[list[list], int]:
     """The values of the columns `names`, one list per name in row order.
+
+    `fix` ends the message for a column absent from the file: how the user names the columns (by default the
+    flags that do).
 
     Returns:
         (columns, number of rows skipped for lacking a field; JSONL rows only, with skip_bad_rows).
@@ -135,8 +141,7 @@ def select_columns(records: list[Record], path: str, names: list[str], *,
     found = sorted({key for r in records[:1000] for key in r.values})
     for name in names:
         if records and all(name not in r.values for r in records):
-            raise DataError(f"{path}: no column {name!r}; the columns are {found}. Pass the right column name "
-                            "(--text_a, --text_b, --label).")
+            raise DataError(f"{path}: no column {name!r}; the columns are {found}. {fix}")
     columns, skipped = [[] for _ in names], 0
     for r in records:
         missing = [name for name in names if name not in r.values]
@@ -149,3 +154,11 @@ def select_columns(records: list[Record], path: str, names: list[str], *,
         for column, name in zip(columns, names):
             column.append(r.values[name])
     return columns, skipped
+
+
+def require_text(path: str, lines: list[int], name: str, values: list) -> None:
+    """Raises a `DataError` ("path:line: field ... is ..., not text") for the first value of column `name` that
+    is not a string (JSONL: a number, null, a list); `lines` are the values' line numbers."""
+    for line, value in zip(lines, values):
+        if not isinstance(value, str):
+            raise DataError(f"{path}:{line}: field {name!r} is {value!r}, not text.")

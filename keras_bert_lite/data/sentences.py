@@ -14,7 +14,7 @@ import numpy as np
 
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.labels import class_label, drop_unlabeled, is_number, regression_label
-from keras_bert_lite.data.records import read_records, select_columns
+from keras_bert_lite.data.records import read_records, require_text, select_columns
 
 
 @dataclasses.dataclass
@@ -72,9 +72,7 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
     values = dict(zip(names, columns))
     kept = [r.line for r in records if all(n in r.values for n in names)]
     for name in names[:2 if text_b else 1]:
-        for line, text in zip(kept, values[name]):
-            if not isinstance(text, str):
-                raise DataError(f"{path}:{line}: field {name!r} is {text!r}, not text.")
+        require_text(path, kept, name, values[name])
     return SentenceData(
         text_a=values[text_a], text_b=values[text_b] if text_b else None,
         labels=values[label] if label else None,

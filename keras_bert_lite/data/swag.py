@@ -14,7 +14,7 @@ import tensorflow as tf
 from keras_bert_lite.data.features import tokenize_texts
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.labels import class_label, drop_unlabeled
-from keras_bert_lite.data.records import read_records, select_columns
+from keras_bert_lite.data.records import read_records, require_text, select_columns
 
 NUM_CHOICES = 4
 
@@ -44,10 +44,13 @@ def read_swag_csv(path: str, *, skip_bad_rows: bool = False, labeled: bool = Tru
     if labeled:
         records, _ = drop_unlabeled(records, path, "label", skip_bad_rows=skip_bad_rows)
     names = ["sent1", "sent2"] + [f"ending{i}" for i in range(NUM_CHOICES)] + (["label"] if labeled else [])
-    columns, _ = select_columns(records, path, names, skip_bad_rows=skip_bad_rows)
+    columns, _ = select_columns(records, path, names, skip_bad_rows=skip_bad_rows,
+                                fix=f"A SWAG file has the columns {', '.join(names)} (rowanz/swagaf's CSV).")
     kept = [r for r in records if all(n in r.values for n in names)]
     if not kept:
         raise DataError(f"{path}: no examples found; a SWAG CSV has a header line and one row per example.")
+    for name, values in zip(names[:2 + NUM_CHOICES], columns):
+        require_text(path, [r.line for r in kept], name, values)
     labels = None
     if labeled:
         choices = [str(c) for c in range(NUM_CHOICES)]

@@ -85,6 +85,9 @@ def validate_model_source(job: RunJob) -> None:
         raise SystemExit("Give exactly one of --init (pretrained weights), --preset and --config (from scratch).")
     if job.seq_length < 8 or job.batch_size < 1:
         raise SystemExit("--seq_length >= 8 and --batch_size >= 1 are required.")
+    if os.path.exists(job.model_dir) and not os.path.isdir(job.model_dir):
+        raise SettingsError(f"--model_dir {job.model_dir}: is a file; the run's directory goes there. Pass a new "
+                            "directory, or the run directory to resume.")
 
 
 def set_precision(job: RunJob) -> None:

@@ -39,6 +39,13 @@ def test_missing_input_is_named(tmp_path):
         expand_patterns(str(tmp_path / "nothing-here*.txt"))
 
 
+def test_a_file_whose_name_has_glob_characters_is_that_file(tmp_path):
+    for name in ("wiki[2024].txt", "a.txt", "b.txt"):
+        (tmp_path / name).write_text("x\n")
+    assert expand_patterns(f"{tmp_path}/wiki[2024].txt,{tmp_path}/[ab].txt") == [
+        f"{tmp_path}/a.txt", f"{tmp_path}/b.txt", f"{tmp_path}/wiki[2024].txt"]
+
+
 def test_examples_on_real_text(text_stack, pydoc_corpus):
     vocab, _, _ = text_stack
     features, labels = take(make_dataset(text_stack, pydoc_corpus[0]), 2000)

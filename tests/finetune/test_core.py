@@ -23,6 +23,10 @@ def test_seed_flags(capsys):
 def test_job_validation(tiny_init, tmp_path):
     with pytest.raises(SystemExit, match="exactly one of --init"):
         run(parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--preset", "tiny", "--init", tiny_init]))
+    (tmp_path / "a_file").write_text("mine")
+    with pytest.raises(SettingsError, match=r"--model_dir .*a_file: is a file; the run's directory goes there"):
+        run(parse_args(["--task", "rte", "--model_dir", str(tmp_path / "a_file"), "--init", tiny_init]))
+    assert (tmp_path / "a_file").read_text() == "mine"
     with pytest.raises(ValueError, match="--strategy multi_worker needs TF_CONFIG"):
         run(parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--init", tiny_init,
                         "--strategy", "multi_worker"]))

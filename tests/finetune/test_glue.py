@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow_datasets as tfds
 
+from keras_bert_lite.data import glue
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.glue import parse_args, run
 from tests.finetune.conftest import common_flags, read_tsv
@@ -102,3 +103,8 @@ def test_glue_errors(tiny_init, tmp_path):
         run(parse_args(["--task", "colaa", *common_flags(tiny_init, tmp_path)]))
     with pytest.raises(SettingsError, match="must be the model_dir of a `--task mnli` run"):
         run(parse_args(["--task", "ax", *common_flags(tiny_init, tmp_path)]))
+
+
+def test_submission_files_keep_the_test_files_own_ids():
+    text = glue.submission_text(glue.TASKS["cola"], ["0", "x1", np.int64(7)], np.array([1, 0, 1]))
+    assert text == "index\tprediction\n0\t1\nx1\t0\n7\t1\n"      # a non-numeric id failed after training

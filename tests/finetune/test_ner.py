@@ -38,6 +38,9 @@ def test_read_conll_and_errors(tmp_path):
     with pytest.raises(DataError, match=rf"{bad}:2: 'rejects' has one column"):
         ner.read_conll(str(bad))
     assert ner.read_conll(str(bad), skip_bad_rows=True).words == [["EU"]]
+    spaced = tmp_path / "nbsp.txt"
+    spaced.write_text("costs NN O\n10\u00a0000 CD O\neuros\tNNS\tO\n\n")
+    assert ner.read_conll(str(spaced)).words == [["costs", "10\u00a0000", "euros"]]   # a no-break space is no column
     with pytest.raises(DataError, match=r"a.txt:3: unknown tag 'B-ORG' in this sentence; the known tags .* \['O'\]"):
         ner.encode_tags(data, ["O"])
 

@@ -48,8 +48,14 @@ def test_swag_errors(tmp_path):
     with pytest.raises(DataError, match=r"bad.csv:2: label '7' is not a choice; the known labels are \[0, 1, 2, 3\]"):
         swag.read_swag_csv(str(tmp_path / "bad.csv"))
     (tmp_path / "cols.csv").write_text("sent1,sent2,label\na,b,0\n")
-    with pytest.raises(DataError, match=r"no column 'ending0'; the columns are \['label', 'sent1', 'sent2'\]"):
+    with pytest.raises(DataError, match=r"no column 'ending0'; the columns are \['label', 'sent1', 'sent2'\]\. A "
+                                        "SWAG file has the columns sent1, sent2, ending0"):
         swag.read_swag_csv(str(tmp_path / "cols.csv"))
+    row = {"sent1": "a", "sent2": "b", "ending0": "w", "ending1": "x", "ending2": "y", "ending3": "z", "label": 0}
+    for field, value in (("ending0", None), ("sent1", 5)):
+        (tmp_path / "bad.jsonl").write_text(json.dumps(row) + "\n" + json.dumps({**row, field: value}) + "\n")
+        with pytest.raises(DataError, match=rf"bad.jsonl:2: field '{field}' is {value}, not text"):
+            swag.read_swag_csv(str(tmp_path / "bad.jsonl"))
 
 
 PEOPLE = ["a man", "a woman", "the boy", "the girl", "an old man", "a child"]
