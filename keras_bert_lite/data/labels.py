@@ -77,7 +77,11 @@ def class_label(value) -> str:
     text = repr(value) if isinstance(value, float) else str(value).strip()
     if not _NUMBER.fullmatch(text):
         return text
-    number = decimal.Decimal(text).normalize(_EXACT)
+    try:
+        number = decimal.Decimal(text).normalize(_EXACT)
+    except decimal.InvalidOperation:          # an exponent beyond what decimal can hold, e.g. 1e99999999999999999999
+        raise ValueError(f"the label {text} is a number too large to compare with the others; use class names") \
+            from None
     if number == 0:
         return "0"
     return format(number, "f") if abs(number.adjusted()) <= _PLAIN_DIGITS else str(number)

@@ -24,6 +24,7 @@ def test_class_names(value, name):
 @pytest.mark.parametrize("value, reason", [
     (None, "missing"), ("", "empty"), ("  ", "empty"), ([1], "a JSON list"), ({"a": 1}, "a JSON dict"),
     ("neg\nfine film,pos", "spans several lines"), (float("nan"), "not a finite number"),
+    ("1e99999999999999999999", "a number too large to compare"),
 ])
 def test_class_labels_refused(value, reason):
     with pytest.raises(ValueError, match=reason):
