@@ -40,7 +40,7 @@ from keras_bert_lite.runners.flags import distinct_integers, flag
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.training.callbacks import BestDevCheckpoint
 from keras_bert_lite.training.distribute import is_chief, resolve_strategy
-from keras_bert_lite.training.non_finite import StopOnNonFinite
+from keras_bert_lite.training.non_finite import StopOnNonFinite, finite_predictions
 from keras_bert_lite.training.optimization import create_optimizer
 from keras_bert_lite.training.replica_fit import replica_fit
 from keras_bert_lite.utils.files import atomic_path, atomic_write_text
@@ -199,7 +199,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
         if job.mixed_precision == "fp16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         model.compile(optimizer=optimizer, jit_compile=use_xla(job.xla), **task.compile_args())
-        predict = dataset_predictor(model, job.xla)
+        predict = finite_predictions(dataset_predictor(model, job.xla))
         model_path = os.path.join(files_dir, artifacts.TASK_MODEL_FILE)
         optimizer.build(model.trainable_variables)
     best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, model_path,

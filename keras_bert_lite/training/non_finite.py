@@ -5,6 +5,10 @@ weights (with a bounded number kept, the good ones are rotated away). Both train
 before anything else is saved: the custom `Trainer` loop (pretraining) checks each step inside its compiled loop,
 and `StopOnNonFinite` does it for `model.fit` (fine-tuning). The gradient norm is the BERT optimizers'
 `gradient_norm` (the global norm before clipping); with another optimizer only the loss is checked.
+
+A step's loss and norm come before its update, which can still overflow the weights: `Trainer` checks the weights
+before each checkpoint (`check_finite_weights`), and fine-tuning refuses dev predictions that are not finite
+(`finite_predictions`), before its epoch is saved.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 import math
 
 import keras
+import numpy as np
+import tensorflow as tf
 
 
 class NonFiniteLossError(RuntimeError):
@@ -30,6 +36,33 @@ def non_finite_message(step: int, loss: float, norm: float | None, kept: str) ->
     return (f"Training stopped at step {step}: {values} (not finite). Nothing was saved after it; {kept}. "
             "Usual fixes: a lower --learning_rate or more --warmup_steps, --mixed_precision bf16 instead of fp16, "
             "or checking the input data of that step.")
+
+
+def check_finite_weights(variables, step: int, kept: str) -> None:
+    """Raises `NonFiniteLossError` if any of `variables` holds a NaN or infinity: call it before saving them.
+
+    The loss and gradient norm of a step are checked before its update; an update can still overflow the weights
+    (a huge learning rate), and only the next step's loss would show it.
+    """
+    broken = [v.path for v in variables if not bool(tf.reduce_all(tf.math.is_finite(v)))]
+    if broken:
+        raise NonFiniteLossError(
+            f"Training stopped at step {step}: the updates since the last save made {len(broken)} weight(s) "
+            f"non-finite (e.g. {broken[0]}). Nothing was saved after them; {kept}. Usual fixes: a lower "
+            "--learning_rate or more --warmup_steps.")
+
+
+def finite_predictions(predict):
+    """`predict` (a `dataset_predictor`), raising `NonFiniteLossError` when a floating output is not finite: the
+    weights diverged (finite, but so large that the outputs overflow), and metrics of such outputs mean nothing."""
+    def checked(dataset):
+        outputs = predict(dataset)
+        for value in (v for batch in outputs for v in tf.nest.flatten(batch)):
+            if np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
+                raise NonFiniteLossError("The model's predictions are not finite: training diverged. Nothing was "
+                                         "saved for this epoch; a lower --learning_rate or more warmup usually helps.")
+        return outputs
+    return checked
 
 
 class StopOnNonFinite(keras.callbacks.Callback):

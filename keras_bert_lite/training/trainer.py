@@ -30,7 +30,8 @@ import tensorflow as tf
 
 from keras_bert_lite.training.checkpointing import restore_latest, rng_state_variables
 from keras_bert_lite.training.distribute import is_chief
-from keras_bert_lite.training.non_finite import NonFiniteLossError, gradient_norm_variable, non_finite_message
+from keras_bert_lite.training.non_finite import (NonFiniteLossError, check_finite_weights, gradient_norm_variable,
+                                                 non_finite_message)
 from keras_bert_lite.xla import use_xla
 
 logger = logging.getLogger(__name__)
@@ -183,11 +184,8 @@ class Trainer:
             if int(self._bad_step.numpy()):
                 writer.flush()
                 loss, norm = self._bad_values.numpy().tolist()
-                kept = (f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
-                        f"{manager.latest_checkpoint.rsplit('-', 1)[1]}" if manager.latest_checkpoint else
-                        "no checkpoint had been written yet")
                 raise NonFiniteLossError(non_finite_message(
-                    step, loss, None if self._gradient_norm is None else norm, kept))
+                    step, loss, None if self._gradient_norm is None else norm, _kept(manager)))
             if step % log_every == 0 or step == total_steps:
                 now = time.perf_counter()
                 logs = {m.name: float(m.result()) for m in self.model.metrics}
@@ -206,6 +204,7 @@ class Trainer:
                 if not bar and self.chief:
                     logger.info("step %d: %s", step, ", ".join(f"{k} {v:.4g}" for k, v in logs.items()))
             if step % self.checkpoint_every == 0 or step == total_steps:
+                check_finite_weights(self.model.weights, step, _kept(manager))
                 manager.save(checkpoint_number=step)
         writer.flush()
         if not self.chief:
@@ -219,6 +218,14 @@ def _worker_count_and_index(strategy) -> tuple[int, int]:
         return 1, 0
     workers = len(resolver.cluster_spec().as_dict().get("worker", [])) or 1
     return workers, resolver.task_id or 0
+
+
+def _kept(manager) -> str:
+    """What a stopped run keeps, for its error message."""
+    if not manager.latest_checkpoint:
+        return "no checkpoint had been written yet"
+    return (f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
+            f"{manager.latest_checkpoint.rsplit('-', 1)[1]}")
 
 
 def _next_multiple(step: int, every: int) -> int:

@@ -97,6 +97,18 @@ def test_a_non_finite_loss_stops_fine_tuning_at_that_step(flags, tmp_path):
     assert not (tmp_path / "run" / "checkpoints").exists() or not os.listdir(tmp_path / "run" / "checkpoints")
 
 
+def test_an_epoch_whose_last_update_diverged_saves_nothing(flags, tmp_path):
+    # One step per epoch: its loss is finite, its update blows the weights up (inf/NaN at 3e38; finite but huge at
+    # 1e30, with outputs that overflow). The dev predictions show it before anything is saved.
+    for rate in ("3e38", "1e30"):
+        with pytest.raises(NonFiniteLossError, match="The model's predictions are not finite: training diverged"):
+            run(parse_args(flags(f"run{rate}", "--learning_rate", rate, "--batch_size", "384", "--epochs", "1",
+                                 "--warmup_proportion", "0")))
+        assert not (tmp_path / f"run{rate}" / "model.keras").exists()
+        checkpoints = tmp_path / f"run{rate}" / "checkpoints"
+        assert not checkpoints.exists() or not os.listdir(checkpoints)
+
+
 def test_the_command_reports_a_non_finite_loss_in_one_line(flags):
     with pytest.raises(SystemExit) as exit_info:
         main(flags("run", "--learning_rate", "1e30", "--epochs", "1"))

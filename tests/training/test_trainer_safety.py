@@ -82,6 +82,17 @@ def test_non_finite_step_stops_the_run_and_keeps_the_finite_checkpoints(tmp_path
         assert np.isfinite(reader.get_tensor(name)).all(), name
 
 
+def test_an_update_that_overflows_the_weights_is_never_checkpointed(tmp_path):
+    model = Regressor()
+    model({"x": tf.zeros([1, 3]), "poison_gradient": tf.zeros([1]), "poison_loss": tf.zeros([1])})
+    optimizer = create_optimizer(learning_rate=1e39, total_steps=1000, warmup_steps=0)   # inf in float32
+    run = Trainer(model, optimizer, tf.distribute.get_strategy(), str(tmp_path), checkpoint_every=1, steps_per_loop=1)
+    with pytest.raises(NonFiniteLossError, match=r"step 1: the updates since the last save made \d+ weight\(s\) "
+                                                 r"non-finite .*no checkpoint had been written yet"):
+        run.train(dataset_fn(), global_batch_size=4, total_steps=5, verbose=False)   # step 1's loss was finite
+    assert checkpoint_paths(str(tmp_path / "checkpoints")) == []
+
+
 def test_gradient_norm_is_logged(tmp_path):
     history = trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=10, verbose=False)
     assert all(np.isfinite(h["gradient_norm"]) and h["gradient_norm"] > 0 for h in history)
