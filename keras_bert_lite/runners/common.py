@@ -156,9 +156,10 @@ def is_resuming(*run_dirs: str) -> bool:
     return any(checkpoint_paths(resume_dir(d)) for d in run_dirs)
 
 
-def check_settings(job: RunJob) -> None:
-    """Refuses to resume the run in --model_dir with other settings (`runners.resume`)."""
-    check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change)
+def check_settings(job: RunJob, fixed: tuple[str, ...] = ()) -> None:
+    """Refuses to resume the run in --model_dir with other settings (`runners.resume`; `fixed`: ones that cannot
+    change even with --allow_flag_change)."""
+    check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change, fixed)
 
 
 def record_run(job: RunJob, encoder, resuming: bool, write: bool = True) -> None:

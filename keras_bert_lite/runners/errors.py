@@ -1,6 +1,7 @@
 """The errors a command reports as one line instead of a traceback: bad input data, a run that diverged,
-checkpoints that cannot be restored, missing or contradicting files and settings. Each message already names the
-file, step or setting and the fix. Any other exception is a bug and keeps its traceback.
+checkpoints that cannot be restored, missing or contradicting files and settings, and the file system's own
+errors (permission denied, a read-only or full disk). Each message already names the file, step or setting and
+the fix. Any other exception is a bug and keeps its traceback.
 
     def main(argv=None):
         with exit_on_expected_error():
@@ -19,7 +20,7 @@ class SettingsError(ValueError):
 
 
 EXPECTED_ERRORS = (InputFileError, NonFiniteLossError, CheckpointError, CheckpointMismatchError, SettingsError,
-                   FileNotFoundError)
+                   OSError)     # the file system's: no such file, permission denied, read-only, disk full
 
 
 def exit_on_expected_error():

@@ -61,6 +61,10 @@ class PretrainingJob(common.RunJob):
     seed: int = flag(0, "random seed (data, masks, initialisation)", type=int)
 
 
+# The shape of a batch: the checkpointed position in the data stream holds batches of it.
+BATCH_SHAPE = ("batch_size", "seq_length", "max_predictions")
+
+
 def _validate(job: PretrainingJob) -> None:
     if bool(job.input_files) == bool(job.tfds_name):
         raise SystemExit("Give exactly one of --input_files and --tfds_name.")
@@ -74,7 +78,7 @@ def run(job: PretrainingJob) -> list[dict]:
     _validate(job)
     resuming = common.is_resuming(job.model_dir)
     if resuming:
-        common.check_settings(job)
+        common.check_settings(job, fixed=BATCH_SHAPE)
     strategy = resolve_strategy(job.strategy, job.tpu)   # first: multi-worker/TPU set-up precedes other TF work
     chief = is_chief(strategy)
     common.set_precision(job)

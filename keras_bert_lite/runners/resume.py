@@ -6,7 +6,9 @@ changes what is computed (the data, the model, the batch, the learning rate, the
 name, because the checkpoint's weights, optimizer state and data position belong to the old value. Settings that
 only change how or how long the run goes (`RESUMABLE`: the step or epoch count, logging, checkpoint interval,
 XLA, the distribution strategy) may change; a changed step or epoch count also changes the learning-rate
-schedule's length, which is said. `--allow_flag_change NAME[,NAME]` accepts named changes anyway.
+schedule's length, which is said. `--allow_flag_change NAME[,NAME]` accepts named changes anyway, except where
+the checkpoint cannot take them (a pretraining run's batch shape: its data position holds batches of the old one).
+Paths are compared as the files they name, so another spelling of the same path is no change.
 """
 
 from __future__ import annotations
@@ -22,18 +24,22 @@ from keras_bert_lite.utils.files import atomic_write_text
 logger = logging.getLogger(__name__)
 
 # Settings that do not change what a step computes (the run's length changes its schedule: a warning says so).
+# model_dir is the directory being resumed, however it is spelt.
 RESUMABLE = frozenset({"steps", "epochs", "checkpoint_every", "log_every", "quiet", "verbose", "strategy", "tpu",
-                       "xla", "allow_flag_change"})
+                       "xla", "allow_flag_change", "model_dir"})
 SCHEDULE_LENGTH = frozenset({"steps", "epochs"})
 
 
-def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = ()) -> None:
+def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fixed: tuple[str, ...] = ()) -> None:
     """Refuses to resume the run in `run_dir` with settings that differ from its saved `flags.json`.
+
+    A path spelt another way (relative or absolute, a trailing slash) is the same setting.
 
     Args:
         run_dir: the run directory (holding `flags.json` from when the run started).
         settings: the new run's settings, as `flags.json` would hold them (JSON-compatible values).
         allowed: setting names whose change the user accepts (`--allow_flag_change`).
+        fixed: settings that cannot change even so (the checkpoint's data position holds batches of their shape).
 
     Raises:
         SettingsError: a setting outside `RESUMABLE` and `allowed` differs; the message names each one with the
@@ -55,14 +61,18 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = ()) ->
     if unknown:
         raise SettingsError(f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are "
                          f"{', '.join(sorted(new))}.")
-    changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
-    refused = [k for k in changed if k not in RESUMABLE and k not in allowed]
+    changed = sorted(k for k in set(saved) | set(new) if not _same(saved.get(k), new.get(k)))
+    refused = [k for k in changed if k in fixed or (k not in RESUMABLE and k not in allowed)]
     if refused:
         listed = "; ".join(f"--{k} {_show(saved.get(k))} then, {_show(new.get(k))} now" for k in refused)
+        acceptable = [k for k in refused if k not in fixed]
+        stuck = [f"--{k}" for k in refused if k in fixed]
         raise SettingsError(
             f"{run_dir} holds checkpoints of a run started with other settings, so it cannot resume with these: "
-            f"{listed}. Run with the same values, use a new --model_dir, or accept the change with "
-            f"--allow_flag_change {','.join(refused)}.")
+            f"{listed}. Run with the same values, use a new --model_dir (--init {run_dir} starts from its weights)"
+            + (f", or accept the change with --allow_flag_change {','.join(acceptable)}" if acceptable else "") + "."
+            + (f" {' and '.join(stuck)} cannot change in a resumed run: its checkpoint's position in the data holds "
+               "batches of the old shape." if stuck else ""))
     for key in changed:
         if key in SCHEDULE_LENGTH:
             logger.warning("Resuming with --%s %s (was %s): the learning-rate schedule is now computed for the new "
@@ -85,8 +95,13 @@ def check_architecture(run_dir: str, config: dict) -> None:
     path = os.path.join(run_dir, MODEL_CONFIG_FILE)
     if not os.path.exists(path):
         return
-    with open(path, encoding="utf-8") as f:
-        saved = json.load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as error:
+        raise SettingsError(f"{path}: unreadable ({error}); it records the architecture of the checkpoints in "
+                            f"{run_dir}. Restore it (or delete it to resume without the check), or start a new "
+                            "--model_dir.") from None
     new = json.loads(json.dumps(config))
     changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
     if changed:
@@ -104,6 +119,14 @@ def save_flags(run_dir: str, settings: dict) -> None:
 def save_architecture(run_dir: str, config: dict) -> None:
     """Writes the model's `BertConfig.to_dict()` to `run_dir/model_config.json`, atomically."""
     atomic_write_text(os.path.join(run_dir, MODEL_CONFIG_FILE), json.dumps(config, indent=2) + "\n")
+
+
+def _same(saved, new) -> bool:
+    """Equal, or two spellings of one existing path."""
+    if saved == new:
+        return True
+    return (isinstance(saved, str) and isinstance(new, str) and bool(saved) and bool(new)
+            and os.path.exists(new) and os.path.realpath(saved) == os.path.realpath(new))
 
 
 def _show(value) -> str:

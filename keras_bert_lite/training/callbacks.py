@@ -11,7 +11,7 @@ import time
 import keras
 import tensorflow as tf
 
-from keras_bert_lite.training.checkpointing import restore_latest, rng_state_variables
+from keras_bert_lite.training.checkpointing import CheckpointError, restore_latest, rng_state_variables
 from keras_bert_lite.utils.files import atomic_save_model
 
 logger = logging.getLogger(__name__)
@@ -93,7 +93,13 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         else:
             # Written after the checkpoint that recorded it, and never again since: it holds the best epoch.
             best_file = from_path or self.path
-            self.best_weights = [w.numpy() for w in keras.saving.load_model(best_file, compile=False).weights]
+            try:
+                best = keras.saving.load_model(best_file, compile=False)
+            except (OSError, ValueError) as error:
+                raise CheckpointError(f"{best_file}: cannot be read ({error}); it holds this run's best epoch "
+                                      f"({self.best_epoch}), which the resumed run ends with. Restore the file, or "
+                                      "start again in a new --model_dir.") from None
+            self.best_weights = [w.numpy() for w in best.weights]
         logger.info("Resumed from %s: %d epoch(s) done, best dev %s %.4f at epoch %d.", restored, done,
                     self.main_metric, self.best_metrics[self.main_metric], self.best_epoch)
         return done

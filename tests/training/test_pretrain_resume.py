@@ -31,7 +31,36 @@ def test_changed_settings_are_refused_by_name(started):
         run(parse_args(started(learning_rate=5e-5, seq_length=32)))
     message = str(error.value)
     assert "--learning_rate 0.0001 then, 5e-05 now" in message and "--seq_length 64 then, 32 now" in message
-    assert "--allow_flag_change learning_rate,seq_length" in message
+    assert "--allow_flag_change learning_rate." in message               # seq_length cannot be accepted:
+    assert "--seq_length cannot change in a resumed run" in message     # the data position holds its batches
+
+
+def test_a_batch_shape_change_is_refused_even_when_allowed(started):
+    with pytest.raises(SettingsError, match=r"--batch_size 8 then, 4 now\. Run with the same values, use a new "
+                                            r"--model_dir \(--init .*run starts from its weights\)\. --batch_size "
+                                            "cannot change in a resumed run"):
+        run(parse_args(started(steps=20, batch_size=4, allow_flag_change="batch_size")))
+
+
+def test_the_run_directory_spelt_another_way_resumes(started, tmp_path, monkeypatch):
+    args = started(steps=20)
+    args[args.index("--model_dir") + 1] = str(tmp_path / "run") + "/"      # a trailing slash
+    assert [h["step"] for h in run(parse_args(args))] == [15, 20]
+    monkeypatch.chdir(tmp_path)                                            # relative, with a relative data path too
+    args = started(steps=30)
+    args[args.index("--model_dir") + 1] = "run"
+    args[args.index("--config") + 1] = os.path.relpath(started.config, tmp_path)
+    assert [h["step"] for h in run(parse_args(args))] == [25, 30]
+    os.rename(tmp_path / "run", tmp_path / "moved")                        # and after a move
+    args = started(steps=40)
+    args[args.index("--model_dir") + 1] = str(tmp_path / "moved")
+    assert [h["step"] for h in run(parse_args(args))] == [35, 40]
+
+
+def test_a_damaged_model_config_is_one_line(started, tmp_path):
+    (tmp_path / "run" / "model_config.json").write_text("{not json")
+    with pytest.raises(SystemExit, match=r"error: .*model_config.json: unreadable .*Restore it"):
+        main(started(steps=20))
 
 
 def test_another_architecture_is_refused_by_field(started):
