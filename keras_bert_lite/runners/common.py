@@ -156,6 +156,20 @@ def is_resuming(*run_dirs: str) -> bool:
     return any(checkpoint_paths(resume_dir(d)) for d in run_dirs)
 
 
+def check_not_shorter(run_dir: str, flag: str, value: int) -> None:
+    """Refuses to resume the run in `run_dir` for fewer steps or epochs (`flag`, `value`) than its newest
+    checkpoint has done (numbered by them): it would end at once, its files saying `value`.
+
+    Raises:
+        SettingsError: naming both counts.
+    """
+    paths = checkpoint_paths(resume_dir(run_dir))
+    done = int(paths[0].rsplit("-", 1)[1]) if paths else 0
+    if done > value:
+        raise SettingsError(f"--{flag} {value}: the run in {run_dir} has done {done} already. Pass --{flag} {done} "
+                            "or more to continue it, or use a new --model_dir (--init starts from its weights).")
+
+
 def check_settings(job: RunJob, fixed: tuple[str, ...] = ()) -> None:
     """Refuses to resume the run in --model_dir with other settings (`runners.resume`; `fixed`: ones that cannot
     change even with --allow_flag_change)."""

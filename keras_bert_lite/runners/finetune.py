@@ -149,6 +149,8 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     configure_gpu_compiles()
     if common.is_resuming(*(_seed_dir(job, seed) for seed in job.seeds)):
         common.check_settings(job)
+        for seed in job.seeds:
+            common.check_not_shorter(_seed_dir(job, seed), "epochs", job.epochs)
     vocab, tokenizer = text_pipeline(job)
     task = make_task(tokenizer, dynamic_packer(job.seq_length, vocab, job.xla))
 

@@ -79,6 +79,7 @@ def run(job: PretrainingJob) -> list[dict]:
     resuming = common.is_resuming(job.model_dir)
     if resuming:
         common.check_settings(job, fixed=BATCH_SHAPE)
+        common.check_not_shorter(job.model_dir, "steps", job.steps)
     strategy = resolve_strategy(job.strategy, job.tpu)   # first: multi-worker/TPU set-up precedes other TF work
     chief = is_chief(strategy)
     common.set_precision(job)

@@ -91,6 +91,13 @@ def test_more_epochs_continue_from_the_last_one(flags):
     assert len(more["per_seed"]["0"]["epochs"]) == 2
 
 
+def test_fewer_epochs_than_done_are_refused(flags, tmp_path):
+    run(parse_args(flags("run", "--epochs", "2")))
+    with pytest.raises(SettingsError, match=r"--epochs 1: the run in .*run has done 2 already\. Pass --epochs 2"):
+        run(parse_args(flags("run", "--epochs", "1")))
+    assert json.loads((tmp_path / "run" / "flags.json").read_text())["epochs"] == 2      # not rewritten
+
+
 def test_a_non_finite_loss_stops_fine_tuning_at_that_step(flags, tmp_path):
     with pytest.raises(NonFiniteLossError, match=r"Training stopped at step \d+: loss nan.*checkpoints resumes"):
         run(parse_args(flags("run", "--learning_rate", "1e30")))

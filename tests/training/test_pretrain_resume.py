@@ -57,6 +57,11 @@ def test_the_run_directory_spelt_another_way_resumes(started, tmp_path, monkeypa
     assert [h["step"] for h in run(parse_args(args))] == [35, 40]
 
 
+def test_fewer_steps_than_done_are_refused(started):
+    with pytest.raises(SettingsError, match=r"--steps 5: the run in .*run has done 10 already\. Pass --steps 10"):
+        run(parse_args(started(steps=5)))
+
+
 def test_a_damaged_model_config_is_one_line(started, tmp_path):
     (tmp_path / "run" / "model_config.json").write_text("{not json")
     with pytest.raises(SystemExit, match=r"error: .*model_config.json: unreadable .*Restore it"):
