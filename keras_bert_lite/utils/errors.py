@@ -1,4 +1,5 @@
-"""`InputFileError`, the exception for a file the user named that cannot be used as it is.
+"""`InputFileError`, the exception for a file the user named that cannot be used as it is, and `read_utf8`, which
+reads a small such file (a vocabulary, a config) with it.
 
 Commands report it as one line (`runners.errors`); `DataError` (bad rows of a data file) is one kind of it.
 """
@@ -42,8 +43,9 @@ def read_utf8(path: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        line = data[:error.start].count(b"\n") + 1
-        raise InputFileError(f"{path}:{line}: byte 0x{data[error.start]:02x} is not UTF-8; re-encode the file as "
+        start = error.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)   # utf-8-sig counts after its BOM
+        line = data[:start].count(b"\n") + 1
+        raise InputFileError(f"{path}:{line}: byte 0x{data[start]:02x} is not UTF-8; re-encode the file as "
                              f"UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {utf8_copy_name(path)}`.") from None
 
 

@@ -95,8 +95,8 @@ def _bad_vocab(tmp_path, uncased_vocab_path, kind):
     tokens = open(uncased_vocab_path, encoding="utf-8").read().split("\n")[:-1]
     path = tmp_path / "vocab" / "vocab.txt"
     path.parent.mkdir()
-    if kind == "latin-1":
-        path.write_bytes("\n".join(tokens).encode() + b"\ncaf\xe9\n")
+    if kind in ("latin-1", "BOM, latin-1"):
+        path.write_bytes(b"\xef\xbb\xbf" * (kind != "latin-1") + "\n".join(tokens).encode() + b"\ncaf\xe9\n")
     elif kind == "utf-16":
         path.write_text("\n".join(tokens) + "\n", encoding="utf-16")
     elif kind == "duplicate":
@@ -108,6 +108,7 @@ def _bad_vocab(tmp_path, uncased_vocab_path, kind):
 
 @pytest.mark.parametrize("kind, problem", [
     ("latin-1", r":30523: byte 0xe9 is not UTF-8; re-encode the file as UTF-8"),
+    ("BOM, latin-1", r":30523: byte 0xe9 is not UTF-8"),
     ("utf-16", r": is UTF-16 .*iconv -f utf-16"),
     ("duplicate", r": token 'the' appears at ids 1996 and 30522; remove the duplicate"),
     ("directory", r": is a directory; pass a file in it"),
