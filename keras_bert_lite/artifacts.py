@@ -145,8 +145,11 @@ def load_keras_file(path: str, **kwargs) -> keras.Model:
     own error for one, truncated or of another kind, says "File not found").
 
     Raises:
+        FileNotFoundError: no such file.
         InputFileError: `path` is not a zip archive.
     """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such file.")
     if not zipfile.is_zipfile(path):
         raise InputFileError(f"{path}: not a .keras archive (truncated, or a file of another kind); use the file "
                              "as Keras saved it.")

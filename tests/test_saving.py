@@ -63,6 +63,8 @@ def test_load_model_takes_files_and_run_directories(saved_classifier, tiny_confi
         kbl.load_model(str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="missing.keras: no .keras file"):
         kbl.load_model(str(tmp_path / "missing.keras"))
+    with pytest.raises(FileNotFoundError, match="missing.keras: no such file"):
+        artifacts.load_keras_file(str(tmp_path / "missing.keras"))      # not "not a .keras archive"
 
 
 def test_the_package_alone_still_imports_neither_keras_nor_tensorflow():
