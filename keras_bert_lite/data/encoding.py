@@ -1,7 +1,7 @@
 """Input files as UTF-8 text: a byte-order mark is dropped, and bytes that are not UTF-8 are kept (as the lone
 surrogates of Python's "surrogateescape") so that each row holding one is reported, or skipped, on its own line.
 
-    text = read_text("train.csv")               # DataError if the file cannot be read
+    text = read_text("train.csv")               # FileNotFoundError, DataError if the file cannot be read
     problem = undecodable(row_text, "train.csv")   # None, or what is wrong and how to re-encode the file
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.utils.errors import refuse_utf16, utf8_copy_name
+from keras_bert_lite.utils.errors import read_input, utf8_copy_name
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
@@ -20,18 +20,11 @@ def read_text(path: str) -> str:
     """The file's text (UTF-8, a leading BOM dropped, undecodable bytes escaped).
 
     Raises:
-        DataError: the file is missing or cannot be read.
+        FileNotFoundError: no such file.
+        DataError: a directory, or a file that cannot be read.
         InputFileError: the file is UTF-16.
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file.") from None
-    except OSError as error:
-        raise DataError(f"{path}: cannot be read ({error.strerror or error}); pass a readable file.") from None
-    refuse_utf16(path, data)
-    return data.decode("utf-8-sig", errors="surrogateescape")
+    return read_input(path, DataError).decode("utf-8-sig", errors="surrogateescape")
 
 
 def undecodable(text: str, path: str) -> str | None:

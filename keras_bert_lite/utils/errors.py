@@ -22,24 +22,35 @@ def refuse_utf16(path: str, data: bytes) -> None:
                              f"e.g. `iconv -f utf-16 -t utf-8 {path} > {utf8_copy_name(path)}`.")
 
 
-def read_utf8(path: str) -> str:
-    """The text of a small file the user named (a vocabulary, a config), strictly UTF-8; a leading UTF-8
-    byte-order mark is dropped.
+def read_input(path: str, error: type[InputFileError] = InputFileError) -> bytes:
+    """The bytes of a file the user named, refused if they are UTF-16 (`refuse_utf16`).
 
     Raises:
         FileNotFoundError: no such file.
-        InputFileError: a directory, unreadable, UTF-16, or not UTF-8 (naming the line and the byte).
+        error (InputFileError or a kind of it): a directory, or a file that cannot be read.
+        InputFileError: UTF-16.
     """
     if os.path.isdir(path):
-        raise InputFileError(f"{path}: is a directory; pass a file in it.")
+        raise error(f"{path}: is a directory; pass a file in it.")
     try:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file.") from None
-    except OSError as error:
-        raise InputFileError(f"{path}: cannot be read ({error.strerror or error}).") from None
+    except OSError as failure:
+        raise error(f"{path}: cannot be read ({failure.strerror or failure}); pass a readable file.") from None
     refuse_utf16(path, data)
+    return data
+
+
+def read_utf8(path: str) -> str:
+    """The text of a small file the user named (a vocabulary, a config), strictly UTF-8; a leading UTF-8
+    byte-order mark is dropped.
+
+    Raises:
+        FileNotFoundError, InputFileError: `read_input`'s, or not UTF-8 (naming the line and the byte).
+    """
+    data = read_input(path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
