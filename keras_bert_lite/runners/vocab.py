@@ -34,39 +34,31 @@ class VocabJob(CommandJob):
                                  group="vocabulary", type=int)
 
 
-def _lines(paths, counted: list):
-    """The lines of the files, as bytes; `counted` gets the number of lines that are not blank."""
-    counted.append(0)
+def _lines(paths):
     for path in paths:
         with open(path, "rb") as f:
             for line in f:
-                counted[0] += bool(line.strip())
                 yield line.rstrip(b"\n")
 
 
 def check_inputs(paths) -> None:
-    """Refuses a missing file or a directory before any work."""
+    """Refuses a missing file, a directory or a corpus with no text before any work (the text check stops at the
+    first line that is not blank)."""
     for path in paths:
         if os.path.isdir(path):
             raise InputFileError(f"--input {path}: is a directory; pass the text files in it (e.g. {path}/*.txt).")
         if not os.path.exists(path):
             raise FileNotFoundError(f"--input {path}: no such file.")
+    if not any(line.strip() for line in _lines(paths)):
+        raise InputFileError(f"--input {' '.join(paths)}: no text (every line is blank); pass the corpus files.")
 
 
 def run(job: VocabJob):
     """Trains and writes the vocabulary (with its casing); returns it."""
     check_inputs(job.input)
     check_casing_conflict(job.output, job.lower_case)        # before training, which can take minutes
-    counted = []
-    lines = _lines(job.input, counted)
-    try:
-        vocab = train_vocab(lines, job.vocab_size, job.lower_case, min_count=job.min_count,
-                            max_unique_chars=job.max_unique_chars)
-    except ValueError:
-        if counted and counted[0] == 0:
-            raise InputFileError(f"--input {' '.join(job.input)}: no text (every line is blank); pass the "
-                                 "corpus files.") from None
-        raise
+    vocab = train_vocab(_lines(job.input), job.vocab_size, job.lower_case, min_count=job.min_count,
+                        max_unique_chars=job.max_unique_chars)
     vocab.save(job.output)
     print(f"wrote {job.output}: {len(vocab)} tokens, {'uncased' if vocab.lower_case else 'cased'}")
     return vocab
