@@ -22,7 +22,7 @@ import os
 
 import tensorflow as tf
 
-from keras_bert_lite.data.corpus_text import require_text
+from keras_bert_lite.data.corpus_text import require_text, warn_non_utf8
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.instances import nsp_spans, truncate_pair
 from keras_bert_lite.data.masking import DynamicMasker
@@ -66,11 +66,16 @@ def split_documents(text: tf.Tensor) -> tf.Tensor:
 def text_file_documents(patterns, seed: int = 0, num_shards: int = 1, shard: int = 0) -> tf.data.Dataset:
     """Documents of text files in the original BERT format, files shuffled every pass (seeded).
 
+    Bytes that are not UTF-8 are dropped, as BERT's tokenizer drops them; a file whose first MiB holds some gets
+    a warning (corpus_text.py).
+
     Raises:
         DataError: no file of this shard holds text (corpus_text.py): the endless stream would never yield.
     """
     files = expand_patterns(patterns)
-    require_text(files[shard::num_shards], f"input pipeline {shard} of {num_shards}" if num_shards > 1 else "")
+    own = files[shard::num_shards]
+    require_text(own, f"input pipeline {shard} of {num_shards}" if num_shards > 1 else "")
+    warn_non_utf8(own)
     ds = tf.data.Dataset.from_tensor_slices(files)
     if num_shards > 1:
         ds = ds.shard(num_shards, shard)

@@ -4,17 +4,22 @@
 
 Reserved tokens [PAD] [UNK] [CLS] [SEP] [MASK] get ids 0-4. Words are split exactly as `BertTokenizer` splits them.
 The casing is recorded beside the vocabulary (`tokenizer_config.json`), so every later tool takes it from there.
+Bytes that are not UTF-8 are dropped, as BERT's tokenizer drops them, with one warning per file that holds some.
 """
 
 import dataclasses
+import logging
 import os
 import sys
 
+from keras_bert_lite.data.corpus_text import NonUtf8Lines
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text.casing import check_casing_conflict
 from keras_bert_lite.text.vocab_trainer import train_vocab
 from keras_bert_lite.utils.errors import InputFileError
+
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -34,11 +39,23 @@ class VocabJob(CommandJob):
                                  group="vocabulary", type=int)
 
 
-def _lines(paths):
+def _lines(path):
+    """The lines of the file, as bytes without their "\\n"."""
+    with open(path, "rb") as f:
+        for line in f:
+            yield line.rstrip(b"\n")
+
+
+def _corpus_lines(paths):
+    """The lines of the files, in order; after reading each file, one warning if lines of it hold bytes that are
+    not UTF-8 (the tokenizer drops those bytes; `NonUtf8Lines`)."""
     for path in paths:
-        with open(path, "rb") as f:
-            for line in f:
-                yield line.rstrip(b"\n")
+        bad = NonUtf8Lines(path)
+        for number, line in enumerate(_lines(path), 1):
+            bad.add(number, line)
+            yield line
+        if bad.count:
+            logger.warning(bad.warning())
 
 
 def check_inputs(paths) -> None:
@@ -49,7 +66,7 @@ def check_inputs(paths) -> None:
             raise InputFileError(f"--input {path}: is a directory; pass the text files in it (e.g. {path}/*.txt).")
         if not os.path.exists(path):
             raise FileNotFoundError(f"--input {path}: no such file.")
-    if not any(line.strip() for line in _lines(paths)):
+    if not any(line.strip() for path in paths for line in _lines(path)):
         raise InputFileError(f"--input {' '.join(paths)}: no text (every line is blank); pass the corpus files.")
 
 
@@ -57,7 +74,7 @@ def run(job: VocabJob):
     """Trains and writes the vocabulary (with its casing); returns it."""
     check_inputs(job.input)
     check_casing_conflict(job.output, job.lower_case)        # before training, which can take minutes
-    vocab = train_vocab(_lines(job.input), job.vocab_size, job.lower_case, min_count=job.min_count,
+    vocab = train_vocab(_corpus_lines(job.input), job.vocab_size, job.lower_case, min_count=job.min_count,
                         max_unique_chars=job.max_unique_chars)
     vocab.save(job.output)
     print(f"wrote {job.output}: {len(vocab)} tokens, {'uncased' if vocab.lower_case else 'cased'}")

@@ -1,5 +1,6 @@
 """Pretraining on files without text fails fast, naming them, instead of waiting forever for an example."""
 
+import logging
 import subprocess
 import sys
 
@@ -44,6 +45,45 @@ def test_blank_files_beside_text_are_fine_but_a_pipeline_needs_one_with_text(tmp
     text_file_documents(str(tmp_path / "*.txt"), num_shards=2, shard=1)      # b.txt
     with pytest.raises(DataError, match=r"a.txt, .*c.txt \(the files of input pipeline 0 of 2\): no text"):
         text_file_documents(str(tmp_path / "*.txt"), num_shards=2, shard=0)  # a.txt, c.txt
+
+
+MIB = 1 << 20
+ASCII_MIB = (b"x" * 99 + b"\n") * (MIB // 100) + b"y" * (MIB % 100)     # exactly 1 MiB, the last line cut
+
+
+def _warnings(caplog):
+    return [record.getMessage() for record in caplog.records if record.name.startswith("keras_bert_lite")]
+
+
+def test_a_latin1_file_is_read_with_a_warning_naming_its_first_bad_line(tmp_path, caplog):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes("One sentence.\nUn café crème.\n\nDéjà vu.\nTwo.\n".encode("latin-1"))
+    with caplog.at_level(logging.WARNING):
+        text_file_documents(str(path))
+    assert _warnings(caplog) == [
+        f"{path}: 2 lines of its first MiB (pretraining checks only the start of each file) hold bytes that are "
+        "not UTF-8 (first: line 2, byte 0xe9); they are dropped, as BERT's tokenizer drops them. If the file is "
+        f"Latin-1, re-encode it: iconv -f latin1 -t utf-8 {path} > {tmp_path / 'corpus.utf8.txt'}"]
+
+
+def test_utf8_with_accents_gives_no_warning_even_when_the_first_mib_cuts_a_character(tmp_path, caplog):
+    (tmp_path / "a.txt").write_text("Un café crème.\n\nDéjà vu, 東京, 😀.\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_bytes(ASCII_MIB[:-1] + "é\nDéjà vu.\n".encode())   # é's 2 bytes straddle the MiB
+    with caplog.at_level(logging.WARNING):
+        text_file_documents(str(tmp_path / "*.txt"))
+    assert _warnings(caplog) == []
+
+
+def test_pretraining_checks_only_the_first_mib_of_each_file(tmp_path, caplog):
+    (tmp_path / "late.txt").write_bytes(ASCII_MIB + b"\nUn caf\xe9.\n")         # past the first MiB: not seen
+    early = tmp_path / "early.txt"
+    early.write_bytes(b"Un caf\xe9.\n" + ASCII_MIB)
+    with caplog.at_level(logging.WARNING):
+        text_file_documents(str(tmp_path / "*.txt"))
+    assert _warnings(caplog) == [
+        f"{early}: 1 line of its first MiB (pretraining checks only the start of each file) holds bytes that are "
+        "not UTF-8 (first: line 1, byte 0xe9); they are dropped, as BERT's tokenizer drops them. If the file is "
+        f"Latin-1, re-encode it: iconv -f latin1 -t utf-8 {early} > {tmp_path / 'early.utf8.txt'}"]
 
 
 @pytest.mark.slow

@@ -1,5 +1,7 @@
 """WordPiece training: reserved tokens first, words split as the tokenizer splits them, CLI."""
 
+import logging
+
 import tensorflow as tf
 
 from keras_bert_lite.text import SPECIAL_TOKENS, BertTokenizer, Vocab, train_vocab
@@ -30,3 +32,26 @@ def test_create_vocab_cli(tmp_path):
     vocab = Vocab.from_file(tmp_path / "vocab.txt")
     assert vocab.tokens[:5] == SPECIAL_TOKENS and "The" in vocab.token_to_id
     assert vocab.lower_case is False and vocab.casing_source.endswith("tokenizer_config.json")   # recorded
+
+
+def test_create_vocab_warns_once_per_file_of_lines_that_are_not_utf8(tmp_path, caplog):
+    latin1 = tmp_path / "corpus.txt"
+    latin1.write_bytes("\n".join(LINES[:2] + ["Un café crème.", "The cat.", "Déjà vu."] + LINES).encode("latin-1"))
+    utf8 = tmp_path / "accents.txt"
+    utf8.write_text("Un café crème, déjà vu, 東京.\n" * 3 + "\n".join(LINES), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        create_vocab.main(["--input", str(latin1), str(utf8), "--output", str(tmp_path / "vocab.txt"),
+                           "--vocab_size", "60", "--lower_case", "true"])
+    warnings = [r.getMessage() for r in caplog.records if r.name.startswith("keras_bert_lite")]
+    assert warnings == [f"{latin1}: 2 lines hold bytes that are not UTF-8 (first: line 3, byte 0xe9); they were "
+                        "dropped, as BERT's tokenizer drops them. If the file is Latin-1, re-encode it: iconv -f "
+                        f"latin1 -t utf-8 {latin1} > {tmp_path / 'corpus.utf8.txt'}"]
+
+
+def test_create_vocab_is_silent_on_utf8_with_accents(tmp_path, caplog):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("Un café crème, déjà vu, 東京, naïve 😀.\n" * 3 + "\n".join(LINES), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        create_vocab.main(["--input", str(corpus), "--output", str(tmp_path / "vocab.txt"), "--vocab_size", "60",
+                           "--lower_case", "true"])
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("keras_bert_lite")]
