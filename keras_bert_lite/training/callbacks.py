@@ -11,7 +11,8 @@ import time
 import keras
 import tensorflow as tf
 
-from keras_bert_lite.training.checkpointing import CheckpointError, restore_latest, rng_state_variables
+from keras_bert_lite.training.checkpointing import (CheckpointError, restore_latest, rng_state_variables,
+                                                    save_checkpoint)
 from keras_bert_lite.utils.files import atomic_save_model
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         if self._manager is not None:   # first the checkpoint that records the best epoch, then its model file
             self._state.assign(json.dumps({"best_metrics": self.best_metrics, "best_epoch": self.best_epoch,
                                            "history": self.history, "epoch_seconds": self.epoch_seconds}))
-            self._manager.save(checkpoint_number=epoch + 1)
+            save_checkpoint(self._manager, epoch + 1)
         if improved:
             atomic_save_model(self._plain_model(), self.path)
 

@@ -28,7 +28,8 @@ import time
 import keras
 import tensorflow as tf
 
-from keras_bert_lite.training.checkpointing import restore_latest, rng_state_variables
+from keras_bert_lite.training.checkpointing import (checkpoint_number, restore_latest, rng_state_variables,
+                                                    save_checkpoint)
 from keras_bert_lite.training.distribute import is_chief
 from keras_bert_lite.training.non_finite import (NonFiniteLossError, check_finite_weights, gradient_norm_variable,
                                                  non_finite_message)
@@ -205,7 +206,7 @@ class Trainer:
                     logger.info("step %d: %s", step, ", ".join(f"{k} {v:.4g}" for k, v in logs.items()))
             if step % self.checkpoint_every == 0 or step == total_steps:
                 check_finite_weights(self.model.weights, step, _kept(manager))
-                manager.save(checkpoint_number=step)
+                save_checkpoint(manager, step)
         writer.flush()
         if not self.chief:
             shutil.rmtree(ckpt_dir, ignore_errors=True)
@@ -225,7 +226,7 @@ def _kept(manager) -> str:
     if not manager.latest_checkpoint:
         return "no checkpoint had been written yet"
     return (f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
-            f"{manager.latest_checkpoint.rsplit('-', 1)[1]}")
+            f"{checkpoint_number(manager.latest_checkpoint)}")
 
 
 def _next_multiple(step: int, every: int) -> int:

@@ -1,5 +1,6 @@
 """The Trainer loop at its boundaries: a non-finite loss or gradient stops it at that step with every kept
-checkpoint finite; a damaged checkpoint or state file falls back to the newest readable checkpoint."""
+checkpoint finite; a damaged checkpoint or state file falls back to the newest readable checkpoint; a checkpoint
+that cannot be written (a full disk) is one error, its partial files removed."""
 
 import logging
 import os
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite.training.checkpointing import CheckpointError, checkpoint_paths
+from keras_bert_lite.training.checkpointing import CheckpointError, CheckpointWriteError, checkpoint_paths
 from keras_bert_lite.training.non_finite import NonFiniteLossError
 from keras_bert_lite.training.optimization import create_optimizer
 from keras_bert_lite.training.trainer import Trainer
@@ -126,3 +127,35 @@ def test_no_readable_checkpoint_is_an_error_naming_each(tmp_path):
         (tmp_path / "checkpoints" / f"{name}.index").write_bytes(b"junk")
     with pytest.raises(CheckpointError, match="ckpt-20: .*; ckpt-10: "):
         trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=30, verbose=False)
+
+
+def test_a_full_disk_during_a_save_is_one_error_and_the_run_resumes(tmp_path, monkeypatch):
+    trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=10, verbose=False)
+    save = tf.train.CheckpointManager.save
+
+    def full_disk(manager, checkpoint_number=None, **kwargs):     # what TensorFlow leaves when a write fails
+        os.makedirs(os.path.join(manager.directory, f"ckpt-{checkpoint_number}_temp"))
+        open(os.path.join(manager.directory, f"ckpt-{checkpoint_number}.index"), "wb").close()
+        raise tf.errors.ResourceExhaustedError(None, None, "ckpt-20_temp/part-00000: No space left on device")
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", full_disk)
+    with pytest.raises(CheckpointWriteError, match=r"ckpt-20: the checkpoint could not be written \(.*No space "
+                                                   r"left on device\); its partial files were removed, and the "
+                                                   r"latest checkpoint, .*ckpt-10, is complete") as error:
+        trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=20, verbose=False)
+    assert isinstance(error.value, OSError)                       # the commands' one-line kind
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == ["checkpoint", "ckpt-10.data-00000-of-00001",
+                                                            "ckpt-10.index"]
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", save)
+    history = trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=20, verbose=False)
+    assert [h["step"] for h in history] == [15, 20]
+
+
+def test_the_partial_files_of_a_killed_save_are_removed_on_resume(tmp_path, caplog):
+    trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=10, verbose=False)
+    partial = tmp_path / "checkpoints" / "ckpt-20_temp"
+    partial.mkdir()
+    (partial / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"\0" * 1000)
+    with caplog.at_level(logging.WARNING):
+        history = trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=20, verbose=False)
+    assert [h["step"] for h in history] == [15, 20] and not partial.exists()
+    assert "ckpt-20_temp: the partial files of a save that did not complete" in caplog.text
