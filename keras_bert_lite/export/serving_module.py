@@ -29,6 +29,7 @@ import tensorflow as tf
 
 from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.models.encoder import INPUT_NAMES
+from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.packing import truncated_lengths
 
@@ -46,7 +47,7 @@ def _check_spec(model, encoder, spec: TaskSpec) -> None:
         ValueError: `spec.seq_length` beyond the encoder's positions, or as many `spec.labels` as the model has
             outputs (classification, token classification).
     """
-    positions = encoder.get_layer("embeddings").max_position_embeddings
+    positions = max_positions(encoder)
     if spec.seq_length > positions:
         raise ValueError(f"seq_length {spec.seq_length} is longer than the model's {positions} positions "
                          f"(max_position_embeddings); export with seq_length {positions} or less.")

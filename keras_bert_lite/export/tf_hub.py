@@ -27,6 +27,7 @@ from keras_bert_lite.export.audit import PORTABLE, TF_SERVING
 from keras_bert_lite.export.exporter import check_version, prune_versions, stage_saved_model, versions
 from keras_bert_lite.export.hub_encoder import HubEncoder
 from keras_bert_lite.export.hub_preprocessor import HubPreprocessor
+from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import Vocab
 
 ENCODER_DIR = "encoder"
@@ -65,10 +66,10 @@ def export_tf_hub(model, vocab: Vocab, model_base_path: str, *, seq_length: int 
         raise ValueError(f"keep must be >= 1, got {keep}.")
     check_version(version)
     encoder = _encoder_of(model)
-    max_positions = encoder.get_layer("embeddings").max_position_embeddings
-    if not 3 <= seq_length <= max_positions:
+    positions = max_positions(encoder)
+    if not 3 <= seq_length <= positions:
         raise ValueError(f"seq_length={seq_length}: it must be at least 3 ([CLS] and two [SEP]) and at most the "
-                         f"encoder's max_position_embeddings ({max_positions}).")
+                         f"encoder's max_position_embeddings ({positions}).")
     lower_case = vocab.resolve_lower_case(lower_case)
     vocab = vocab.with_lower_case(lower_case)
 

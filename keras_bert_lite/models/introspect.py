@@ -5,6 +5,11 @@ import keras
 from keras_bert_lite.config import BertConfig
 
 
+def max_positions(encoder: keras.Model) -> int:
+    """The length of the encoder's position table (max_position_embeddings): the longest sequence it takes."""
+    return encoder.get_layer("embeddings").max_position_embeddings
+
+
 def encoder_config(encoder: keras.Model) -> BertConfig:
     """Returns the BertConfig of an encoder made by `build_encoder` (also after a `.keras` round trip)."""
     try:

@@ -22,6 +22,7 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.export.exporter import TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
 from keras_bert_lite.export.tf_hub import export_tf_hub
+from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, true_or_false
@@ -106,8 +107,7 @@ def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bo
         changes.setdefault("task_type", "encoder")
     if "task_type" not in changes:
         raise SettingsError(f"{job.model}: no task.json beside the model; pass --task_type (and --labels).")
-    positions = (model if is_encoder else model.get_layer("encoder")).get_layer("embeddings").max_position_embeddings
-    changes.setdefault("seq_length", min(128, positions))
+    changes.setdefault("seq_length", min(128, max_positions(model if is_encoder else model.get_layer("encoder"))))
     return artifacts.TaskSpec(**changes)
 
 
