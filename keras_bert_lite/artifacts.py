@@ -6,13 +6,15 @@ A pretraining run (`kbl-pretrain --model_dir D`) leaves:
     D/encoder.keras      the encoder alone (fine-tune from D)
     D/vocab.txt, D/tokenizer_config.json   the vocabulary and its casing
     D/flags.json, D/model_config.json      the settings and architecture a resumed run must match
+    D/inputs.json                          digests of the files it read, which a resumed run must find unchanged
     D/checkpoints/, D/train/               resume checkpoints, TensorBoard
+    D/run.lock                             held while a command runs there (`runners.run_lock`)
 
 A fine-tuning run (`kbl-glue/ner/squad/swag --model_dir D`) leaves:
 
     D/model.keras        the task model of the best dev epoch
     D/task.json          its `TaskSpec`: what the exporter needs to serve it
-    D/vocab.txt, D/tokenizer_config.json, D/flags.json, D/model_config.json, D/checkpoints/
+    D/vocab.txt, D/tokenizer_config.json, D/flags.json, D/model_config.json, D/inputs.json, D/checkpoints/
     D/metrics.json, D/*predictions*, D/logs/
 
 Every tool takes either such a directory or a file of it where it takes a model, and finds the vocabulary
@@ -40,6 +42,8 @@ VOCAB_FILES = ("vocab.txt", "tokenizer.json")     # looked for in this order bes
 TASK_SPEC_FILE = "task.json"
 FLAGS_FILE = "flags.json"
 MODEL_CONFIG_FILE = "model_config.json"
+INPUTS_FILE = "inputs.json"
+RUN_LOCK_FILE = "run.lock"
 METRICS_FILE = "metrics.json"
 CHECKPOINTS_DIR = "checkpoints"
 

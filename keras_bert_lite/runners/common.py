@@ -14,12 +14,14 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.models import build_encoder, build_pretrainer
-from keras_bert_lite.models.introspect import encoder_config
+from keras_bert_lite.models.introspect import encoder_config, max_positions
 from keras_bert_lite.runners.errors import SettingsError, exit_on_expected_error
 from keras_bert_lite.runners.flags import flag, names, parse_job, true_or_false
-from keras_bert_lite.runners.resume import check_architecture, check_resume, save_architecture, save_flags
+from keras_bert_lite.runners.input_digests import input_digests
+from keras_bert_lite.runners.resume import (check_architecture, check_inputs, check_resume, save_architecture,
+                                            save_flags, save_inputs)
 from keras_bert_lite.text import Vocab
-from keras_bert_lite.training.checkpointing import checkpoint_paths
+from keras_bert_lite.training.checkpointing import checkpoint_number, checkpoint_paths
 from keras_bert_lite.training.distribute import STRATEGIES
 
 PRECISION_POLICIES = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
@@ -41,11 +43,13 @@ class RunJob(CommandJob):
                           "checkpoints resumes", required=True)
     init: str = flag("", "start from weights: a keras_bert_lite run directory or .keras file, a Hugging Face "
                      "directory or model name ([org/]name[@revision], through its cache; HF_HUB_OFFLINE=1: the "
-                     "cache only), or an original TF1 checkpoint (directory or .zip)", group="model")
+                     "cache only), or an original TF1 checkpoint (directory or .zip)", input_path=True,
+                     group="model")
     preset: str = flag("", "start from scratch with this size: tiny|mini|small|medium|base|large", group="model")
     config: str = flag("", "start from scratch with this BertConfig JSON (ours, bert_config.json or HF "
-                       "config.json)", group="model")
-    vocab: str = flag("", "vocab.txt or tokenizer.json (default: the one beside --init)", group="model")
+                       "config.json)", input_path=True, group="model")
+    vocab: str = flag("", "vocab.txt or tokenizer.json (default: the one beside --init)", input_path=True,
+                      group="model")
     lower_case: bool | None = flag(None, "true: uncased vocabulary (lower-case, strip accents), false: cased. "
                                    "Default: what the vocabulary records beside it (tokenizer_config.json) or its "
                                    "tokens show; a contradicting value is refused", group="model",
@@ -114,7 +118,7 @@ def check_vocab_size(model_vocab_size: int, vocab: Vocab) -> None:
 
 def check_seq_length(job: RunJob, encoder) -> None:
     """Refuses a --seq_length beyond the encoder's position table (before any step runs, not inside the first)."""
-    positions = encoder.get_layer("embeddings").max_position_embeddings
+    positions = max_positions(encoder)
     if job.seq_length > positions:
         source = f"--init {job.init}" if job.init else f"--config {job.config}" if job.config else \
             f"--preset {job.preset}"
@@ -164,7 +168,7 @@ def check_not_shorter(run_dir: str, flag: str, value: int) -> None:
         SettingsError: naming both counts.
     """
     paths = checkpoint_paths(resume_dir(run_dir))
-    done = int(paths[0].rsplit("-", 1)[1]) if paths else 0
+    done = checkpoint_number(paths[0]) if paths else 0
     if done > value:
         raise SettingsError(f"--{flag} {value}: the run in {run_dir} has done {done} already. Pass --{flag} {done} "
                             "or more to continue it, or use a new --model_dir (--init starts from its weights).")
@@ -174,14 +178,16 @@ def check_settings(job: RunJob, fixed: tuple[str, ...] = ()) -> None:
     """Refuses to resume the run in --model_dir with other settings (`runners.resume`; `fixed`: ones that cannot
     change even with --allow_flag_change)."""
     check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change, fixed)
+    check_inputs(job.model_dir, input_digests(job), job.allow_flag_change)
 
 
 def record_run(job: RunJob, encoder, resuming: bool, write: bool = True) -> None:
-    """Checks the architecture against a resumed run's, then writes flags.json and model_config.json."""
+    """Checks the architecture against a resumed run's, then writes flags.json, inputs.json and model_config.json."""
     architecture = encoder_config(encoder).to_dict()
     if resuming:
         check_architecture(job.model_dir, architecture)
     if write:
         os.makedirs(job.model_dir, exist_ok=True)
         save_flags(job.model_dir, dataclasses.asdict(job))
+        save_inputs(job.model_dir, input_digests(job))
         save_architecture(job.model_dir, architecture)

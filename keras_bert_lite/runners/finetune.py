@@ -37,6 +37,7 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
 from keras_bert_lite.runners.flags import distinct_integers, flag
+from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.training.callbacks import BestDevCheckpoint
 from keras_bert_lite.training.distribute import is_chief, resolve_strategy
@@ -128,6 +129,7 @@ def _tokenizer(path: str, mtime: float, lower_case: bool) -> BertTokenizer:
     return BertTokenizer(Vocab.from_file(path), lower_case=lower_case)
 
 
+@holds_run_dir
 def run_finetuning(job: FinetuneJob, make_task) -> dict:
     """Fine-tunes once per seed and writes the run directory (module docstring).
 

@@ -10,7 +10,8 @@ import dataclasses
 _NO_DEFAULT_SHOWN = (None, "", (), False)
 
 
-def flag(default, help: str = "", *, group: str = "training", names: tuple[str, ...] = (), **argparse_kwargs):
+def flag(default, help: str = "", *, group: str = "training", names: tuple[str, ...] = (), input_path: bool = False,
+         **argparse_kwargs):
     """A dataclass field that is also a command-line flag.
 
     Args:
@@ -18,9 +19,11 @@ def flag(default, help: str = "", *, group: str = "training", names: tuple[str, 
         help: the help text; "(default: ...)" is appended for a default worth showing.
         group: the `--help` section.
         names: option strings (default: `--<field name>`).
+        input_path: the value names files the run reads (a resumed run compares their contents:
+            `runners.input_digests`).
         **argparse_kwargs: passed to `add_argument` (`type`, `choices`, `action`, `metavar`, `required`).
     """
-    metadata = {"help": help, "group": group, "names": names, "argparse": argparse_kwargs}
+    metadata = {"help": help, "group": group, "names": names, "input_path": input_path, "argparse": argparse_kwargs}
     if isinstance(default, (list, dict, set)):
         raise TypeError("flag defaults must be immutable (use a tuple)")
     return dataclasses.field(default=default, metadata={"flag": metadata})
@@ -30,7 +33,8 @@ def redefault(job_class, name: str, default):
     """The field `name` of `job_class` with another default (same flag and help): for a runner's own defaults."""
     field = next(f for f in dataclasses.fields(job_class) if f.name == name)
     meta = field.metadata["flag"]
-    return flag(default, meta["help"], group=meta["group"], names=meta["names"], **meta["argparse"])
+    return flag(default, meta["help"], group=meta["group"], names=meta["names"], input_path=meta["input_path"],
+                **meta["argparse"])
 
 
 def build_parser(job_class, description: str, prog: str | None = None) -> argparse.ArgumentParser:

@@ -52,10 +52,12 @@ class GlueJob(FinetuneJob):
 
     task: str = flag("", "cola|sst2|mrpc|stsb|qqp|mnli|qnli|rte|wnli|ax (ax: predict AX.tsv with the MNLI model in "
                      "--init)", group="GLUE")
-    data_dir: str = flag("", "the task's GLUE TSV files (default: tensorflow-datasets glue/<task>)", group="GLUE")
-    train_file: str = flag("", ".tsv, .csv (with a header line) or .jsonl", group="your own data")
-    dev_file: str = flag("", "labeled examples that pick the best epoch and give the metrics", group="your own data")
-    test_file: str = flag("", "optional: unlabeled examples to predict", group="your own data")
+    data_dir: str = flag("", "the task's GLUE TSV files (default: tensorflow-datasets glue/<task>)", input_path=True,
+                         group="GLUE")
+    train_file: str = flag("", ".tsv, .csv (with a header line) or .jsonl", input_path=True, group="your own data")
+    dev_file: str = flag("", "labeled examples that pick the best epoch and give the metrics", input_path=True,
+                         group="your own data")
+    test_file: str = flag("", "optional: unlabeled examples to predict", input_path=True, group="your own data")
     text_a: str = flag("text", "column of the (first) text", group="your own data")
     text_b: str = flag("", "column of the second text of a pair task", group="your own data")
     label: str = flag("label", "column of the label", group="your own data")

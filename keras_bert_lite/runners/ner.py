@@ -29,9 +29,9 @@ class NerJob(FinetuneJob):
     epochs: int = redefault(FinetuneJob, "epochs", 4)
     learning_rate: float = redefault(FinetuneJob, "learning_rate", 5e-5)
     train_file: str = flag("", "CoNLL file: `word ... TAG` lines, a blank line between sentences (default: "
-                           "tensorflow-datasets conll2003)", group="data")
-    dev_file: str = flag("", "CoNLL file of the dev sentences", group="data")
-    test_file: str = flag("", "optional: sentences to tag (tags may be dummies)", group="data")
+                           "tensorflow-datasets conll2003)", input_path=True, group="data")
+    dev_file: str = flag("", "CoNLL file of the dev sentences", input_path=True, group="data")
+    test_file: str = flag("", "optional: sentences to tag (tags may be dummies)", input_path=True, group="data")
 
 
 def run(job: NerJob) -> dict:

@@ -28,6 +28,7 @@ from keras_bert_lite.data.masking import DynamicMasker
 from keras_bert_lite.data.pretraining import expand_patterns, pretraining_dataset, text_file_documents, tfds_documents
 from keras_bert_lite.runners import common
 from keras_bert_lite.runners.flags import flag, redefault
+from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer
 from keras_bert_lite.training.distribute import is_chief, resolve_strategy
 from keras_bert_lite.training.optimization import create_optimizer
@@ -41,7 +42,7 @@ class PretrainingJob(common.RunJob):
     """Every setting of a pretraining run (one flag each)."""
 
     input_files: str = flag("", "comma-separated globs of text files: one sentence per line, a blank line between "
-                            "documents (google-research/bert format)", group="data")
+                            "documents (google-research/bert format)", input_path=True, group="data")
     tfds_name: str = flag("", "or a tensorflow-datasets text dataset, e.g. wikipedia/20230601.en (streamed)",
                           group="data")
     tfds_split: str = flag("train", "the tensorflow-datasets split", group="data")
@@ -73,6 +74,7 @@ def _validate(job: PretrainingJob) -> None:
         raise SystemExit("--max_predictions and --steps >= 1 are required.")
 
 
+@holds_run_dir
 def run(job: PretrainingJob) -> list[dict]:
     """Runs (or resumes) pretraining; returns the logged metrics (one dict per log)."""
     _validate(job)

@@ -8,7 +8,8 @@ only change how or how long the run goes (`RESUMABLE`: the step or epoch count, 
 XLA, the distribution strategy) may change; a changed step or epoch count also changes the learning-rate
 schedule's length, which is said. `--allow_flag_change NAME[,NAME]` accepts named changes anyway, except where
 the checkpoint cannot take them (a pretraining run's batch shape: its data position holds batches of the old one).
-Paths are compared as the files they name, so another spelling of the same path is no change.
+Paths are compared as the files they name, so another spelling of the same path is no change. The files'
+contents are compared too (`check_inputs`): a file changed in place is a changed setting.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import json
 import logging
 import os
 
-from keras_bert_lite.artifacts import FLAGS_FILE, MODEL_CONFIG_FILE
+from keras_bert_lite.artifacts import FLAGS_FILE, INPUTS_FILE, MODEL_CONFIG_FILE
 from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.input_digests import differences
 from keras_bert_lite.utils.files import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -45,17 +47,11 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
         SettingsError: a setting outside `RESUMABLE` and `allowed` differs; the message names each one with the
             saved and the new value, and the ways out.
     """
-    path = os.path.join(run_dir, FLAGS_FILE)
-    if not os.path.exists(path):
+    saved = _read_json(os.path.join(run_dir, FLAGS_FILE), f"the settings of the checkpoints in {run_dir}")
+    if saved is None:
         logger.warning("%s has checkpoints but no %s: resuming without comparing the settings.", run_dir,
                        FLAGS_FILE)
         return
-    try:
-        with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
-    except (OSError, ValueError) as error:
-        raise SettingsError(f"{path}: unreadable ({error}); it records the settings of the run the checkpoints in "
-                         f"{run_dir} belong to. Restore it, or start a new --model_dir.") from None
     new = json.loads(json.dumps(settings))
     unknown = sorted(set(allowed) - set(new))
     if unknown:
@@ -82,6 +78,35 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
                            _show(new.get(key)), _show(saved.get(key)))
 
 
+def check_inputs(run_dir: str, digests: dict[str, dict[str, str]], allowed: tuple[str, ...] = ()) -> None:
+    """Refuses to resume the run in `run_dir` when the files its settings name have other contents than when it
+    started (its `inputs.json`, from `save_inputs`; a run without one is not compared).
+
+    Args:
+        run_dir: the run directory.
+        digests: the new run's `runners.input_digests.input_digests(job)`.
+        allowed: setting names whose change the user accepts (`--allow_flag_change`).
+
+    Raises:
+        SettingsError: naming each setting and file that changed, and the ways out.
+    """
+    saved = _read_json(os.path.join(run_dir, INPUTS_FILE), f"the digests of the files the run in {run_dir} read")
+    if saved is None:
+        return
+    changed = {name: what for name in sorted(set(saved) | set(digests))
+               if (what := differences(saved.get(name, {}), digests.get(name, {})))}
+    for name in sorted(set(changed) & set(allowed)):
+        logger.warning("Resuming with --%s's files changed (%s), as --allow_flag_change accepts.", name,
+                       ", ".join(changed.pop(name)))
+    if changed:
+        listed = "; ".join(f"--{name}: {', '.join(what)}" for name, what in changed.items())
+        names = ",".join(changed)
+        raise SettingsError(
+            f"{run_dir} holds checkpoints made from other file contents than its settings name now ({listed}). "
+            f"Restore the files, use a new --model_dir (--init {run_dir} starts from its weights), or accept the "
+            f"change with --allow_flag_change {names}.")
+
+
 def check_architecture(run_dir: str, config: dict) -> None:
     """Refuses to resume the run in `run_dir` with a model of another architecture than its checkpoints'.
 
@@ -92,16 +117,10 @@ def check_architecture(run_dir: str, config: dict) -> None:
     Raises:
         SettingsError: the architectures differ; the message names each differing field.
     """
-    path = os.path.join(run_dir, MODEL_CONFIG_FILE)
-    if not os.path.exists(path):
+    saved = _read_json(os.path.join(run_dir, MODEL_CONFIG_FILE),
+                       f"the architecture of the checkpoints in {run_dir}")
+    if saved is None:
         return
-    try:
-        with open(path, encoding="utf-8") as f:
-            saved = json.load(f)
-    except (OSError, ValueError) as error:
-        raise SettingsError(f"{path}: unreadable ({error}); it records the architecture of the checkpoints in "
-                            f"{run_dir}. Restore it (or delete it to resume without the check), or start a new "
-                            "--model_dir.") from None
     new = json.loads(json.dumps(config))
     changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
     if changed:
@@ -116,9 +135,30 @@ def save_flags(run_dir: str, settings: dict) -> None:
     atomic_write_text(os.path.join(run_dir, FLAGS_FILE), json.dumps(settings, indent=2) + "\n")
 
 
+def save_inputs(run_dir: str, digests: dict[str, dict[str, str]]) -> None:
+    """Writes the digests of the files the run reads to `run_dir/inputs.json`, atomically."""
+    atomic_write_text(os.path.join(run_dir, INPUTS_FILE), json.dumps(digests, indent=2) + "\n")
+
+
 def save_architecture(run_dir: str, config: dict) -> None:
     """Writes the model's `BertConfig.to_dict()` to `run_dir/model_config.json`, atomically."""
     atomic_write_text(os.path.join(run_dir, MODEL_CONFIG_FILE), json.dumps(config, indent=2) + "\n")
+
+
+def _read_json(path: str, what: str):
+    """The JSON in `path`, None if there is no such file.
+
+    Raises:
+        SettingsError: it cannot be read or parsed; `what` it records is named, with the ways out.
+    """
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as error:
+        raise SettingsError(f"{path}: unreadable ({error}); it records {what}. Restore it (or delete it to resume "
+                            "without the check), or start a new --model_dir.") from None
 
 
 def _same(saved, new) -> bool:

@@ -32,8 +32,8 @@ class SquadJob(FinetuneJob):
     learning_rate: float = redefault(FinetuneJob, "learning_rate", 3e-5)
     version: str = flag("1.1", "SQuAD version (2.0 has unanswerable questions)", group="data", choices=("1.1", "2.0"))
     train_file: str = flag("", "SQuAD JSON, e.g. train-v1.1.json (default: tensorflow-datasets squad/v<version>)",
-                           group="data")
-    predict_file: str = flag("", "SQuAD JSON to evaluate on, e.g. dev-v1.1.json", group="data")
+                           input_path=True, group="data")
+    predict_file: str = flag("", "SQuAD JSON to evaluate on, e.g. dev-v1.1.json", input_path=True, group="data")
     doc_stride: int = flag(128, "tokens between the starts of a context's windows", group="windows and answers",
                            type=int)
     max_query_length: int = flag(64, "question tokens kept", group="windows and answers", type=int)

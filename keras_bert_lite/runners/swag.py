@@ -24,9 +24,10 @@ class SwagJob(FinetuneJob):
     """Settings of a SWAG run (one flag each)."""
 
     batch_size: int = redefault(FinetuneJob, "batch_size", 16)
-    train_file: str = flag("", "SWAG CSV: sent1, sent2, ending0..ending3, label", group="data", required=True)
-    dev_file: str = flag("", "SWAG CSV of the dev examples", group="data", required=True)
-    test_file: str = flag("", "optional: unlabeled examples to predict", group="data")
+    train_file: str = flag("", "SWAG CSV: sent1, sent2, ending0..ending3, label", input_path=True, group="data",
+                           required=True)
+    dev_file: str = flag("", "SWAG CSV of the dev examples", input_path=True, group="data", required=True)
+    test_file: str = flag("", "optional: unlabeled examples to predict", input_path=True, group="data")
 
 
 def run(job: SwagJob) -> dict:

@@ -67,6 +67,12 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
     return tf.distribute.TPUStrategy(resolver)
 
 
+def is_chief_task() -> bool:
+    """`is_chief` before the strategy exists, from TF_CONFIG's task: True without one."""
+    task = (json.loads(os.environ.get("TF_CONFIG", "{}") or "{}").get("task") or {})
+    return task.get("type") in (None, "chief") or (task.get("type") == "worker" and int(task.get("index", 0)) == 0)
+
+
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
     """True on the worker that writes checkpoints, logs and exports (worker 0, or the only worker)."""
     resolver = getattr(strategy, "cluster_resolver", None)

@@ -80,6 +80,11 @@ def test_a_finished_run_run_again_only_rewrites_its_files(flags, tmp_path):
     assert (tmp_path / "run" / "dev_predictions.tsv").exists()
     with pytest.raises(SettingsError, match="--learning_rate 0.001 then, 0.002 now"):
         run(parse_args(flags("run", "--epochs", "1", "--learning_rate", "2e-3")))
+    train = tmp_path / "train.csv"
+    rows = train.read_text().splitlines(keepends=True)
+    train.write_text("".join(rows + rows[1:2]))                            # the same path, another content
+    with pytest.raises(SettingsError, match=r"\(--train_file: train.csv changed\)"):
+        run(parse_args(flags("run", "--epochs", "1")))
 
 
 def test_more_epochs_continue_from_the_last_one(flags):

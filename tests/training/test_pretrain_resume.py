@@ -69,10 +69,28 @@ def test_a_damaged_model_config_is_one_line(started, tmp_path):
 
 
 def test_another_architecture_is_refused_by_field(started):
-    values = json.load(open(started.config))  # the same path, edited: only the architecture check can tell
+    values = json.load(open(started.config))  # the same path, edited
     json.dump({**values, "num_layers": 3}, open(started.config, "w"))
-    with pytest.raises(SettingsError, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
+    with pytest.raises(SettingsError, match=r"\(--config: r.json changed\)"):
         run(parse_args(started()))
+    with pytest.raises(SettingsError, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
+        run(parse_args(started(allow_flag_change="config")))                 # a change accepted, but not this one
+
+
+def test_a_corpus_changed_in_place_is_refused(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(open(pydoc_corpus[0], encoding="utf-8").read(), encoding="utf-8")
+    config = tiny_json("r.json")
+
+    def args(**extra):
+        return job_args(str(corpus), uncased_vocab_path, config, str(tmp_path / "run"), **extra)
+    run(parse_args(args(steps=10)))
+    with open(corpus, "a", encoding="utf-8") as f:
+        f.write("\nA sentence added to the corpus after the run started.\n")
+    with pytest.raises(SettingsError, match=r"\(--input_files: corpus.txt changed\)\..* --allow_flag_change "
+                                            "input_files"):
+        run(parse_args(args(steps=20)))
+    assert [h["step"] for h in run(parse_args(args(steps=20, allow_flag_change="input_files")))] == [15, 20]
 
 
 def test_more_steps_continue_the_run(started, caplog):

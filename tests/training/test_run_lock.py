@@ -1,0 +1,70 @@
+"""One command at a time in a run directory (`runners.run_lock`): a second one is refused, naming the holder;
+the lock goes with its process, even after kill -9; only the chief of a multi-worker job takes it."""
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners import glue, pretrain
+from keras_bert_lite.runners.run_lock import holds_run_dir, run_dir_lock
+
+HOLD = """
+import sys
+from keras_bert_lite.runners.run_lock import run_dir_lock
+with run_dir_lock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_second_holder_is_refused_until_the_first_ends(tmp_path):
+    with run_dir_lock(str(tmp_path / "run")):
+        with pytest.raises(SettingsError, match=rf"run is in use by process {os.getpid()} on .*, since .*: two "
+                                                "runs in one directory would overwrite each other's checkpoints"):
+            with run_dir_lock(str(tmp_path / "run")):
+                pass
+    with run_dir_lock(str(tmp_path / "run")):
+        pass
+
+
+def test_the_lock_goes_with_a_killed_process(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(SettingsError, match=f"in use by process {holder.pid} "):
+            with run_dir_lock(str(tmp_path)):
+                pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with run_dir_lock(str(tmp_path)):
+        pass
+
+
+def test_training_commands_are_refused_in_a_directory_in_use(tmp_path):
+    with run_dir_lock(str(tmp_path / "run")):
+        with pytest.raises(SettingsError, match="run is in use by process"):
+            pretrain.run(pretrain.parse_args(["--input_files", "none.txt", "--preset", "tiny", "--vocab", "none.txt",
+                                              "--model_dir", str(tmp_path / "run")]))
+        with pytest.raises(SettingsError, match="run is in use by process"):
+            glue.run(glue.parse_args(["--task", "sst2", "--data_dir", str(tmp_path), "--preset", "tiny", "--vocab",
+                                      "none.txt", "--model_dir", str(tmp_path / "run")]))
+
+
+def test_only_the_chief_takes_the_lock(tmp_path, monkeypatch):
+    class Job:
+        model_dir = str(tmp_path / "run")
+    ran = holds_run_dir(lambda job: "ran")
+    with run_dir_lock(Job.model_dir):
+        monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", '
+                                        '"index": 1}}')
+        assert ran(Job()) == "ran"
+        monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", '
+                                        '"index": 0}}')
+        with pytest.raises(SettingsError, match="in use"):
+            ran(Job())
