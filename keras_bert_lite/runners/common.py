@@ -181,13 +181,25 @@ def check_settings(job: RunJob, fixed: tuple[str, ...] = ()) -> None:
     check_inputs(job.model_dir, input_digests(job), job.allow_flag_change)
 
 
-def record_run(job: RunJob, encoder, resuming: bool, write: bool = True) -> None:
-    """Checks the architecture against a resumed run's, then writes flags.json, inputs.json and model_config.json."""
+def record_run(job: RunJob, encoder, resuming: bool, write: bool = True):
+    """Checks the architecture against a resumed run's and writes model_config.json.
+
+    Returns:
+        `record_settings()`, which writes the run's flags.json and inputs.json (the digests of its files now): call
+        it before each checkpoint is saved. They then describe the newest checkpoint's settings: a resume whose
+        accepted changes stop before their first checkpoint leaves those of the checkpoints it found. A no-op
+        where `write` is False (a worker that is not the chief).
+    """
     architecture = encoder_config(encoder).to_dict()
     if resuming:
         check_architecture(job.model_dir, architecture)
-    if write:
-        os.makedirs(job.model_dir, exist_ok=True)
-        save_flags(job.model_dir, dataclasses.asdict(job))
-        save_inputs(job.model_dir, input_digests(job))
-        save_architecture(job.model_dir, architecture)
+    if not write:
+        return lambda: None
+    os.makedirs(job.model_dir, exist_ok=True)
+    save_architecture(job.model_dir, architecture)
+    settings, digests = dataclasses.asdict(job), input_digests(job)
+
+    def record_settings() -> None:
+        save_flags(job.model_dir, settings)
+        save_inputs(job.model_dir, digests)
+    return record_settings

@@ -195,7 +195,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     total_steps = steps_per_epoch * job.epochs
     with strategy.scope():
         encoder = common.start_encoder(job, vocab)
-        common.record_run(job, encoder, common.is_resuming(out_dir), write=chief)
+        record_settings = common.record_run(job, encoder, common.is_resuming(out_dir), write=chief)
         model = task.build_model(encoder)
         optimizer = create_optimizer(learning_rate=job.learning_rate, total_steps=total_steps,
                                      warmup_steps=int(total_steps * job.warmup_proportion),
@@ -207,7 +207,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
         model_path = os.path.join(files_dir, artifacts.TASK_MODEL_FILE)
         optimizer.build(model.trainable_variables)
     best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, model_path,
-                             os.path.join(files_dir, "logs"), common.resume_dir(files_dir))
+                             os.path.join(files_dir, "logs"), common.resume_dir(files_dir), before_save=record_settings)
     done = best.restore(model, from_dir=common.resume_dir(out_dir),
                         from_path=os.path.join(out_dir, artifacts.TASK_MODEL_FILE))
 

@@ -1,4 +1,4 @@
-"""The contents of the files a run reads, recorded when it starts and compared when it resumes.
+"""The contents of the files a run reads, recorded with its checkpoints and compared when it resumes.
 
 Comparing paths is not enough: a training file whose labels were fixed in place, or a vocabulary with two tokens
 swapped, has the same path and another content, and a resumed run would go on from checkpoints trained on the

@@ -91,7 +91,7 @@ def run(job: PretrainingJob) -> list[dict]:
 
     with strategy.scope():
         pretrainer = common.start_pretrainer(job, vocab)
-        common.record_run(job, pretrainer.encoder, resuming, write=chief)
+        record_settings = common.record_run(job, pretrainer.encoder, resuming, write=chief)
         # --steps and --warmup_steps count batches; the schedule counts optimizer updates.
         updates = max(1, job.steps // job.accumulation_steps)
         warmup = (job.warmup_steps if job.warmup_steps >= 0 else job.steps // 10) // job.accumulation_steps
@@ -124,7 +124,8 @@ def run(job: PretrainingJob) -> list[dict]:
             num_shards=1 if by_file else shards, shard=0 if by_file else shard)
 
     trainer = Trainer(pretrainer, optimizer, strategy, job.model_dir, checkpoint_every=job.checkpoint_every,
-                      steps_per_loop=min(job.log_every, job.checkpoint_every), jit_compile=job.xla)
+                      steps_per_loop=min(job.log_every, job.checkpoint_every), jit_compile=job.xla,
+                      before_save=record_settings)
     history = trainer.train(dataset_fn, job.batch_size, job.steps, log_every=job.log_every, verbose=not job.quiet)
 
     if chief:

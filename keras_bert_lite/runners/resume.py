@@ -1,15 +1,16 @@
-"""A resumed run must be the run it resumes: its settings are compared with the ones saved when it started.
+"""A resumed run must be the run it resumes: its settings are compared with those of its newest checkpoint.
 
-Every run writes its settings to `flags.json` in its directory. When a later command finds checkpoints there, it
-resumes from them; before that, `check_resume` compares the new settings with the saved ones. A setting that
-changes what is computed (the data, the model, the batch, the learning rate, the seed, ...) is refused by
-name, because the checkpoint's weights, optimizer state and data position belong to the old value. Settings that
-only change how or how long the run goes (`RESUMABLE`: the step or epoch count, logging, checkpoint interval,
-XLA, the distribution strategy) may change; a changed step or epoch count also changes the learning-rate
-schedule's length, which is said. `--allow_flag_change NAME[,NAME]` accepts named changes anyway, except where
-the checkpoint cannot take them (a pretraining run's batch shape: its data position holds batches of the old one).
-Paths are compared as the files they name, so another spelling of the same path is no change. The files'
-contents are compared too (`check_inputs`): a file changed in place is a changed setting.
+Every run writes its settings to `flags.json` in its directory before each checkpoint it saves, so that they are the
+settings of the newest checkpoint. When a later command finds checkpoints there, it resumes from them; before that,
+`check_resume` compares the new settings with the saved ones. A setting that changes what is computed (the data, the
+model, the batch, the learning rate, the seed, ...) is refused by name, because the checkpoint's weights, optimizer
+state and data position belong to the old value. Settings that only change how or how long the run goes
+(`RESUMABLE`: the step or epoch count, logging, checkpoint interval, XLA, the distribution strategy) may change; a
+changed step or epoch count also changes the learning-rate schedule's length, which is said. `--allow_flag_change
+NAME[,NAME]` accepts named changes anyway, except where the checkpoint cannot take them (a pretraining run's batch
+shape: its data position holds batches of the old one). Paths are compared as the files they name, so another
+spelling of the same path is no change. The files' contents are compared too (`check_inputs`): a file changed in
+place is a changed setting.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
     A path spelt another way (relative or absolute, a trailing slash) is the same setting.
 
     Args:
-        run_dir: the run directory (holding `flags.json` from when the run started).
+        run_dir: the run directory (holding the `flags.json` of its newest checkpoint).
         settings: the new run's settings, as `flags.json` would hold them (JSON-compatible values).
         allowed: setting names whose change the user accepts (`--allow_flag_change`).
         fixed: settings that cannot change even so (the checkpoint's data position holds batches of their shape).
@@ -64,7 +65,7 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
         acceptable = [k for k in refused if k not in fixed]
         stuck = [f"--{k}" for k in refused if k in fixed]
         raise SettingsError(
-            f"{run_dir} holds checkpoints of a run started with other settings, so it cannot resume with these: "
+            f"{run_dir} holds checkpoints made with other settings, so it cannot resume with these: "
             f"{listed}. Run with the same values, use a new --model_dir (--init {run_dir} starts from its weights)"
             + (f", or accept the change with --allow_flag_change {','.join(acceptable)}" if acceptable else "") + "."
             + (f" {' and '.join(stuck)} cannot change in a resumed run: its checkpoint's position in the data holds "
@@ -79,8 +80,8 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
 
 
 def check_inputs(run_dir: str, digests: dict[str, dict[str, str]], allowed: tuple[str, ...] = ()) -> None:
-    """Refuses to resume the run in `run_dir` when the files its settings name have other contents than when it
-    started (its `inputs.json`, from `save_inputs`; a run without one is not compared).
+    """Refuses to resume the run in `run_dir` when the files its settings name have other contents than those its
+    newest checkpoint was made from (its `inputs.json`, from `save_inputs`; a run without one is not compared).
 
     Args:
         run_dir: the run directory.

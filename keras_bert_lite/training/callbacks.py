@@ -40,18 +40,21 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         path: the `.keras` file of the best model.
         log_dir: TensorBoard directory ("" for none).
         resume_dir: directory of the end-of-epoch resume checkpoints ("" for none).
+        before_save: called before each resume checkpoint is saved (e.g. to record the settings it is made with).
 
     Attributes (after training):
         best_metrics, best_epoch (1-based), history (dev metrics per epoch), epoch_seconds (training time of
         each epoch, dev evaluation excluded).
     """
 
-    def __init__(self, evaluate, main_metric: str, path: str, log_dir: str = "", resume_dir: str = ""):
+    def __init__(self, evaluate, main_metric: str, path: str, log_dir: str = "", resume_dir: str = "",
+                 before_save=None):
         super().__init__()
         self.evaluate = evaluate
         self.main_metric = main_metric
         self.path = path
         self.resume_dir = resume_dir
+        self.before_save = before_save or (lambda: None)
         self.writer = tf.summary.create_file_writer(f"{log_dir}/dev") if log_dir else None
         self.best_metrics, self.best_epoch, self.best_weights = None, 0, None
         self.history, self.epoch_seconds = [], []
@@ -130,6 +133,7 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         if self._manager is not None:   # first the checkpoint that records the best epoch, then its model file
             self._state.assign(json.dumps({"best_metrics": self.best_metrics, "best_epoch": self.best_epoch,
                                            "history": self.history, "epoch_seconds": self.epoch_seconds}))
+            self.before_save()
             save_checkpoint(self._manager, epoch + 1)
         if improved:
             atomic_save_model(self._plain_model(), self.path)

@@ -55,10 +55,12 @@ class Trainer:
         max_checkpoints: checkpoints kept.
         jit_compile: XLA-compile the forward and backward pass of each replica; default (None): on GPUs and
             TPUs, not on CPUs (`keras_bert_lite.xla`).
+        before_save: called before each checkpoint is saved (e.g. to record the settings it is made with).
     """
 
     def __init__(self, model, optimizer, strategy, model_dir: str, checkpoint_every: int = 1000,
-                 steps_per_loop: int = 100, max_checkpoints: int = 3, jit_compile: bool | None = None):
+                 steps_per_loop: int = 100, max_checkpoints: int = 3, jit_compile: bool | None = None,
+                 before_save=None):
         self.model = model
         self.optimizer = optimizer
         self.strategy = strategy
@@ -68,6 +70,7 @@ class Trainer:
         self.max_checkpoints = max_checkpoints
         self.jit_compile = use_xla(jit_compile)
         self.chief = is_chief(strategy)
+        self.before_save = before_save or (lambda: None)
         with strategy.scope():
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_step")
             optimizer.build(model.trainable_variables)
@@ -206,6 +209,7 @@ class Trainer:
                     logger.info("step %d: %s", step, ", ".join(f"{k} {v:.4g}" for k, v in logs.items()))
             if step % self.checkpoint_every == 0 or step == total_steps:
                 check_finite_weights(self.model.weights, step, _kept(manager))
+                self.before_save()
                 save_checkpoint(manager, step)
         writer.flush()
         if not self.chief:

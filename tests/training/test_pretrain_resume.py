@@ -115,6 +115,9 @@ def test_a_non_finite_loss_stops_with_one_line_and_the_finite_checkpoint_kept(st
         if dtype.is_floating:
             assert np.isfinite(reader.get_tensor(name)).all(), name
     assert (tmp_path / "run" / "pretrainer.keras").read_bytes() == final_model     # the 10-step model, untouched
+    # The accepted change made no checkpoint: flags.json still holds the settings of ckpt-10, which resumes as it was.
+    assert json.loads((tmp_path / "run" / "flags.json").read_text())["learning_rate"] == 1e-4
+    assert [h["step"] for h in run(parse_args(started(steps=20)))] == [15, 20]
 
 
 def test_flag_errors_exit_with_one_line(started):
