@@ -43,7 +43,7 @@ from keras_bert_lite.checkpoints import HF_TASK_HEADS, hf_tensors
 from keras_bert_lite.models import BertPretrainer
 from keras_bert_lite.models.introspect import encoder_config
 from keras_bert_lite.text import Vocab
-from keras_bert_lite.text.vocab import SPECIAL_TOKENS
+from keras_bert_lite.text.vocab import SPECIAL_TOKENS, table_mismatch
 from keras_bert_lite.utils.files import atomic_path
 
 CONFIG_FILE = "config.json"
@@ -116,9 +116,9 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
     tokenizer_files = {}
     if vocab is not None:
         vocab = vocab if isinstance(vocab, Vocab) else Vocab.from_file(vocab)
-        if len(vocab) != config.vocab_size:
-            raise ValueError(f"{vocab.source} has {len(vocab)} tokens but the model's vocab_size is "
-                             f"{config.vocab_size}: pass the vocabulary the model was trained with.")
+        mismatch = table_mismatch(config.vocab_size, vocab)
+        if mismatch:
+            raise ValueError(f"{mismatch[0].upper()}{mismatch[1:]}: pass the vocabulary the model was trained with.")
         requested = lower_case if lower_case is not None else (spec.lower_case if spec else None)
         tokenizer_files = _tokenizer_files(vocab, vocab.resolve_lower_case(requested), config)
 

@@ -44,13 +44,16 @@ def _check_spec(model, encoder, spec: TaskSpec) -> None:
     """Refuses a spec the model cannot serve: found here, not by the first long or unlucky request.
 
     Raises:
-        ValueError: `spec.seq_length` beyond the encoder's positions, or as many `spec.labels` as the model has
-            outputs (classification, token classification).
+        ValueError: `spec.seq_length` beyond the encoder's positions, text pairs for a model with one segment type,
+            or not as many `spec.labels` as the model has outputs (classification, token classification).
     """
     positions = max_positions(encoder)
     if spec.seq_length > positions:
         raise ValueError(f"seq_length {spec.seq_length} is longer than the model's {positions} positions "
                          f"(max_position_embeddings); export with seq_length {positions} or less.")
+    if len(spec.text_fields) == 2 and encoder.get_layer("embeddings").type_vocab_size < 2:
+        raise ValueError("text pairs give the second text segment id 1, but the model has 1 segment type "
+                         "(type_vocab_size): export it for single texts.")
     if spec.task_type in ("classification", "token_classification"):
         classes = model.output.shape[-1]
         if len(spec.labels) != classes:

@@ -21,6 +21,7 @@ from keras_bert_lite.runners.input_digests import input_digests
 from keras_bert_lite.runners.resume import (check_architecture, check_inputs, check_resume, save_architecture,
                                             save_flags, save_inputs)
 from keras_bert_lite.text import Vocab
+from keras_bert_lite.text.vocab import table_mismatch
 from keras_bert_lite.training.checkpointing import checkpoint_number, checkpoint_paths
 from keras_bert_lite.training.distribute import STRATEGIES
 
@@ -111,29 +112,51 @@ def run_vocab(job: RunJob) -> Vocab:
 
 
 def check_vocab_size(model_vocab_size: int, vocab: Vocab) -> None:
-    if model_vocab_size != len(vocab):
-        raise SettingsError(f"The model's vocab_size is {model_vocab_size} but {vocab.source} has {len(vocab)} "
-                            "tokens: pass the --vocab the model was trained with.")
+    """Refuses a vocabulary that does not fit the model's embedding table (`text.vocab.table_mismatch`)."""
+    mismatch = table_mismatch(model_vocab_size, vocab)
+    if mismatch:
+        raise SettingsError(f"{mismatch[0].upper()}{mismatch[1:]}: pass the --vocab the model was trained with.")
 
 
 def check_seq_length(job: RunJob, encoder) -> None:
     """Refuses a --seq_length beyond the encoder's position table (before any step runs, not inside the first)."""
     positions = max_positions(encoder)
     if job.seq_length > positions:
-        source = f"--init {job.init}" if job.init else f"--config {job.config}" if job.config else \
-            f"--preset {job.preset}"
         raise SettingsError(f"--seq_length {job.seq_length} is longer than the {positions} positions of the model "
-                            f"({source}: max_position_embeddings): pass --seq_length {positions} or less.")
+                            f"({_model_source(job)}: max_position_embeddings): pass --seq_length {positions} or "
+                            "less.")
 
 
-def start_encoder(job: RunJob, vocab: Vocab) -> keras.Model:
-    """The encoder to fine-tune: from --init, or new from --config / --preset (call inside the strategy scope)."""
+def check_segments(job: RunJob, encoder, pairs: str) -> None:
+    """Refuses a model with one segment type (type_vocab_size 1) for inputs that pair two texts (`pairs`: what
+    they are), whose second text has segment id 1 (before any step runs, not inside the first)."""
+    types = encoder.get_layer("embeddings").type_vocab_size
+    if types < 2:
+        raise SettingsError(f"{pairs} give the second text segment id 1, but the model ({_model_source(job)}: "
+                            f"type_vocab_size) has {types} segment type: train it on single texts, or start from "
+                            "a model with type_vocab_size 2.")
+
+
+def _model_source(job: RunJob) -> str:
+    return f"--init {job.init}" if job.init else f"--config {job.config}" if job.config else f"--preset {job.preset}"
+
+
+def start_encoder(job: RunJob, vocab: Vocab, pairs: str = "") -> keras.Model:
+    """The encoder to fine-tune: from --init, or new from --config / --preset (call inside the strategy scope).
+
+    Args:
+        job: the settings.
+        vocab: the run's vocabulary.
+        pairs: what the task's pairs of texts are (e.g. "sentence pairs"); "" for single texts.
+    """
     if job.init:
         encoder = load_encoder(job.init)
     else:
         encoder = build_encoder(_new_config(job, vocab))
     check_vocab_size(encoder.get_layer("embeddings").vocab_size, vocab)
     check_seq_length(job, encoder)
+    if pairs:
+        check_segments(job, encoder, pairs)
     return encoder
 
 
@@ -143,6 +166,7 @@ def start_pretrainer(job: RunJob, vocab: Vocab):
     model = load_pretrainer(job.init, new_heads=True) if job.init else build_pretrainer(_new_config(job, vocab))
     check_vocab_size(model.get_layer("masked_lm").vocab_size, vocab)
     check_seq_length(job, model.get_layer("encoder"))
+    check_segments(job, model.get_layer("encoder"), "Next-sentence pairs")
     return model
 
 

@@ -194,7 +194,8 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
                                        else 1)
     total_steps = steps_per_epoch * job.epochs
     with strategy.scope():
-        encoder = common.start_encoder(job, vocab)
+        encoder = common.start_encoder(job, vocab, pairs="The task's text pairs" if len(
+            task.task_info()["text_fields"]) == 2 else "")
         record_settings = common.record_run(job, encoder, common.is_resuming(out_dir), write=chief)
         model = task.build_model(encoder)
         optimizer = create_optimizer(learning_rate=job.learning_rate, total_steps=total_steps,

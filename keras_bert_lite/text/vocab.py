@@ -15,6 +15,7 @@ from keras_bert_lite.utils.files import atomic_write_text
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 CONTINUATION_PREFIX = "##"
+PADDED_TO = (8, 16, 32, 64, 128)     # the multiples an embedding table may round the vocabulary up to
 
 
 class Vocab:
@@ -135,3 +136,14 @@ class Vocab:
         atomic_write_text(path, "".join(t + "\n" for t in self.tokens))
         if self.lower_case is not None:
             write_casing(os.fspath(path), self.lower_case)
+
+
+def table_mismatch(rows: int, vocab: Vocab) -> str | None:
+    """Why an embedding table of `rows` rows does not fit `vocab`, or None when it does: one row per token, or
+    more rows padding the tokens up to the next multiple of 8 to 128 (as NVIDIA's and MosaicBERT's tables are;
+    no token id reaches those rows)."""
+    tokens = len(vocab)
+    if rows == tokens or any(rows % multiple == 0 and 0 < rows - tokens < multiple for multiple in PADDED_TO):
+        return None
+    return (f"the model's vocab_size is {rows} but {vocab.source} has {tokens} tokens (a table may only pad the "
+            f"vocabulary to the next multiple of {', '.join(map(str, PADDED_TO))})")

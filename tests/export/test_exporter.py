@@ -206,6 +206,18 @@ def test_exports_the_model_cannot_serve_are_refused_and_write_nothing(trained_cl
     assert not base.exists()
 
 
+def test_text_pairs_for_a_model_with_one_segment_type_are_refused(vocab, tmp_path):
+    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=4, intermediate_size=64,
+                            max_position_embeddings=64, type_vocab_size=1)
+    spec = TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos"),
+                    text_fields=("text", "text_b"))
+    with pytest.raises(ValueError, match=r"text pairs give the second text segment id 1, but the model has 1 "
+                                         r"segment type \(type_vocab_size\): export it for single texts"):
+        export_saved_model(kbl.build_classifier(config, num_classes=2), spec, vocab, str(tmp_path / "out"),
+                           target="portable")
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_exports_a_bare_keras_classifier_with_the_override_flags(trained_classifier, uncased_vocab_path,
                                                                       tmp_path):
     model, _ = trained_classifier

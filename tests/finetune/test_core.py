@@ -1,10 +1,15 @@
-"""Shared fine-tuning flags: seeds, validation, multi-worker rejection, --init as a pretraining model_dir."""
+"""Shared fine-tuning flags: seeds, validation, multi-worker rejection, --init as a pretraining model_dir, and
+models that cannot take the inputs (too few positions or segment types), refused before training."""
+
+import shutil
 
 import pytest
 
-from keras_bert_lite import artifacts
+from keras_bert_lite import BertConfig, artifacts, build_encoder
+from keras_bert_lite.runners import pretrain
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.glue import parse_args, run
+from keras_bert_lite.utils.files import atomic_save_model
 
 
 def test_seed_flags(capsys):
@@ -48,6 +53,25 @@ def test_seq_length_beyond_the_models_positions_is_refused_before_training(tiny_
         run(parse_args(["--train_file", train, "--dev_file", dev, "--text_a", "review", "--label", "stars",
                         "--init", tiny_init, "--model_dir", str(run_dir), "--seq_length", "200"]))
     assert not (run_dir / artifacts.TASK_MODEL_FILE).exists() and not (run_dir / artifacts.CHECKPOINTS_DIR).exists()
+
+
+def test_text_pairs_on_a_model_with_one_segment_type_are_refused_before_training(uncased_vocab_path, tmp_path):
+    one_type = tmp_path / "one_type"
+    one_type.mkdir()
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_layers=1, num_heads=4, intermediate_size=64,
+                        max_position_embeddings=64, type_vocab_size=1)
+    atomic_save_model(build_encoder(config), str(one_type / "encoder.keras"))
+    shutil.copy(uncased_vocab_path, one_type / "vocab.txt")
+    train, dev = _files(tmp_path)
+    flags = ["--train_file", train, "--dev_file", dev, "--text_a", "review", "--label", "stars", "--init",
+             str(one_type), "--seq_length", "32"]
+    with pytest.raises(SettingsError, match=r"The task's text pairs give the second text segment id 1, but the model "
+                                            rf"\(--init {one_type}: type_vocab_size\) has 1 segment type"):
+        run(parse_args(flags + ["--text_b", "review", "--model_dir", str(tmp_path / "pairs")]))
+    assert not (tmp_path / "pairs" / artifacts.CHECKPOINTS_DIR).exists()
+    with pytest.raises(SettingsError, match="Next-sentence pairs give the second text segment id 1"):
+        pretrain.run(pretrain.parse_args(["--input_files", train, "--init", str(one_type), "--model_dir",
+                                          str(tmp_path / "pretrain"), "--seq_length", "32"]))
 
 
 _MIRRORED = """

@@ -6,7 +6,10 @@ import pathlib
 
 import pytest
 
+from keras_bert_lite.runners.common import check_vocab_size
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.text import SPECIAL_TOKENS, Vocab
+from keras_bert_lite.text.vocab import table_mismatch
 
 
 def test_standard_uncased_vocab(uncased_vocab):
@@ -41,3 +44,16 @@ def test_errors_name_the_problem(tmp_path):
     bad_json.write_text(json.dumps({"model": {"type": "BPE", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(ValueError, match="'model' is of type 'BPE'"):
         Vocab.from_file(bad_json)
+
+
+def test_an_embedding_table_may_pad_the_vocabulary_to_a_multiple_of_8_to_128():
+    vocab = Vocab(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(28)], source="v.txt")     # 33 tokens
+    assert table_mismatch(33, vocab) is None
+    assert table_mismatch(40, vocab) is None                       # to a multiple of 8 (NVIDIA's, MosaicBERT's)
+    assert table_mismatch(48, vocab) is None and table_mismatch(128, vocab) is None     # of 16, of 128
+    for rows in (32, 39, 256):                                     # fewer rows, or more than padding explains
+        assert table_mismatch(rows, vocab).startswith(f"the model's vocab_size is {rows} but v.txt has 33 tokens")
+    check_vocab_size(40, vocab)
+    with pytest.raises(SettingsError, match=r"^The model's vocab_size is 39 but v.txt has 33 tokens \(a table may "
+                                            r"only pad .*\): pass the --vocab the model was trained with\.$"):
+        check_vocab_size(39, vocab)
