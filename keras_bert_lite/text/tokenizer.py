@@ -12,6 +12,7 @@ from keras_bert_lite.text.wordpiece import FastWordpiece, PortableWordpiece
 
 VARIANTS = ("default", "portable")
 _PRINTABLE_ASCII = r"[\t\n\r\x20-\x7e]*"
+_FROM_SEPARATOR = r"(?s)[\s\p{Z}].*"      # a string from its first whitespace or separator character on
 
 
 class TokensWithOffsets(typing.NamedTuple):
@@ -22,7 +23,8 @@ class TokensWithOffsets(typing.NamedTuple):
         starts: int64 byte offset in the input string where the token's text starts.
         ends: int64 byte offset where it ends (exclusive). `text[start:end]` is the original text of the token
             (for a piece inside a character that normalisation expanded, such as a Hangul syllable, the whole
-            character).
+            character), with the characters right after it that normalisation deleted (the combining accent of
+            a decomposed "é" in uncased mode, a control character), as in Hugging Face's offsets.
         words: int64 index, within its string, of the word (a whitespace-separated run of letters, or one
             punctuation mark or CJK ideograph) the token belongs to.
     """
@@ -101,7 +103,11 @@ class BertTokenizer(tf.Module):
         Returns:
             `TokensWithOffsets` of RaggedTensors `[batch, (tokens)]`.
         """
-        ids, starts, ends = self._tokenize(_as_strings(text), offsets=True)
+        text = _as_strings(text)
+        ids, starts, ends = self._tokenize(text, offsets=True)
+        # Printable ASCII deletes no character.
+        ends = tf.cond(tf.reduce_all(tf.strings.regex_full_match(text, _PRINTABLE_ASCII)), lambda: ends,
+                       lambda: ends.with_flat_values(_through_deleted(text, starts, ends)))
         # A word's first piece is never a "##" piece, every later one is: that numbers the words.
         begins_word = tf.cast(~tf.gather(self._is_continuation, ids.flat_values), tf.int64)
         through = tf.cumsum(begins_word)
@@ -185,3 +191,17 @@ def _as_strings(text) -> tf.Tensor:
         raise ValueError(f"BertTokenizer: expected text of shape [batch], got {text.shape}; reshape it, e.g. "
                          "tf.reshape(text, [-1]) or batch the tf.data dataset before mapping.")
     return text
+
+
+def _through_deleted(text, starts, ends):
+    """The flat token ends moved past the characters after each token that normalisation deleted: the bytes up to
+    the next token of its row (or the row's end), cut at the first whitespace or separator. A piece inside a
+    character (whose next piece starts before its end) stays as it is."""
+    row = starts.value_rowids()
+    start, end = starts.flat_values, ends.flat_values
+    is_last = tf.range(tf.size(start, out_type=tf.int64)) + 1 == tf.gather(starts.row_splits[1:], row)
+    limit = tf.where(is_last, tf.cast(tf.gather(tf.strings.length(text), row), tf.int64),
+                     tf.concat([start[1:], tf.zeros([1], tf.int64)], 0))
+    gap = tf.strings.substr(tf.gather(text, row), end, tf.maximum(limit - end, 0))
+    deleted = tf.strings.regex_replace(gap, _FROM_SEPARATOR, "")
+    return end + tf.cast(tf.strings.length(deleted), tf.int64)

@@ -119,6 +119,17 @@ def test_offsets_point_into_the_original_string(tokenizers, uncased_vocab, varia
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
+def test_a_tokens_text_holds_the_characters_normalisation_deleted_after_it(tokenizers, variant):
+    # Uncased mode strips a decomposed accent; the token's text keeps it (a SQuAD answer "Café", an NER word).
+    text = ["Cafe\u0301 is Zoe\u0308.", "a\x01b c\u200bd", "Cafe\u0301"]
+    out = tokenizers[variant, "uncased"].tokenize_with_offsets(tf.constant(text))
+    raw = [t.encode() for t in text]
+    spans = [[raw[i][s:e].decode() for s, e in zip(starts, ends)]
+             for i, (starts, ends) in enumerate(zip(out.starts.to_list(), out.ends.to_list()))]
+    assert spans == [["Cafe\u0301", "is", "Zoe\u0308", "."], ["a\x01b", "c\u200bd"], ["Cafe\u0301"]]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_variants_agree_on_offsets(tokenizers, goldens, variant):
     text = tf.constant([case_bytes(c) for c in goldens["cases"][:120]])
     a = tokenizers["default", "cased"].tokenize_with_offsets(text)
