@@ -7,8 +7,9 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
     - classification: `logits`, `probabilities` float32 `[batch, C]`, `label_id` int32 and `label` string
       `[batch]`;
     - regression: `score` float32 `[batch]`;
-    - token_classification: per word (first-subword label, as trained): `words`, `word_labels` string and
-      `word_starts`, `word_ends` int64 byte offsets into `text`, each `[batch, max_words]`, padded with "" / -1;
+    - token_classification: per whitespace-separated word (its first piece's label, as trained; the words within
+      seq_length tokens): `words`, `word_labels` string and `word_starts`, `word_ends` int64 byte offsets into
+      `text`, each `[batch, max_words]`, padded with "" / -1;
     - span (text = question, text_b = context): `answer` string, `start`, `end` int64 byte offsets into
       `text_b`, `score` and `null_score` float32, each `[batch]`;
     - encoder: `pooled_output` `[batch, H]`, `sequence_output` `[batch, seq_length, H]`.
@@ -33,6 +34,7 @@ from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.packing import truncated_lengths
 
+_HAS_SEPARATOR = r"(?s).*[\s\p{Z}].*"   # holds a whitespace or separator character
 _NEG = -1e9
 
 
@@ -155,24 +157,31 @@ class ServingModule(tf.Module):
         return {"classes": tf.tile(self.labels[None], [tf.shape(scores)[0], 1]), "scores": scores}
 
     def _tag_words(self, text):
-        """Per-word labels (each word gets its first piece's label) with byte offsets into `text`."""
+        """Per-word labels with byte offsets into `text`. The words are the text's whitespace-separated words, as
+        in the training files (a word such as "U.S." or "Hewlett-Packard" is one word of several pieces), and each
+        gets its first piece's label, as trained. A word the `seq_length` limit cuts, the words after it, and a word
+        with no piece (only characters the tokenizer deletes) are not returned."""
         tokens = self.tokenizer.tokenize_with_offsets(text)
         keep = self.spec.seq_length - 2
-        ids, starts, ends, words = (t[:, :keep] for t in tokens)
-        label_ids = tf.argmax(self.model(self.dynamic_packer(ids), training=False), axis=-1, output_type=tf.int32)
-        seq = tf.shape(label_ids)[1]
+        row = tf.cast(tokens.ids.value_rowids(), tf.int32)
+        position = tf.cast(tf.ragged.range(tokens.ids.row_lengths()).flat_values, tf.int32)   # in its row
+        start, end = tokens.starts.flat_values, tokens.ends.flat_values
+        # A token starts a word when it starts its row or whitespace separates it from the token before.
+        previous_end = tf.where(position == 0, start, tf.concat([start[:1], end[:-1]], axis=0))
+        gap = tf.strings.substr(tf.gather(text, row), previous_end, tf.maximum(start - previous_end, 0))
+        starts_word = (position == 0) | tf.strings.regex_full_match(gap, _HAS_SEPARATOR)
+        word = tf.cumsum(tf.cast(starts_word, tf.int32)) - 1                            # word number, flat
+        whole = tf.math.segment_max(position, word) < keep                              # [words]: not cut
+        first = starts_word & tf.gather(whole, word)                                    # [tokens]
+        label_ids = tf.argmax(self.model(self.dynamic_packer(tokens.ids[:, :keep]), training=False), axis=-1,
+                              output_type=tf.int32)
         # Token j of row r sits at packed position j + 1 ([CLS] first).
-        position = tf.ragged.range(ids.row_lengths()).flat_values + 1
-        row = tf.cast(ids.value_rowids(), tf.int32)
-        token_labels = tf.gather(tf.reshape(label_ids, [-1]), row * seq + tf.cast(position, tf.int32))
-        word = words.flat_values
-        first_in_word = (position == 1) | (word != tf.concat([[-1], word[:-1]], axis=0))
-        segment = tf.cumsum(tf.cast(first_in_word, tf.int32)) - 1                       # word number, flat
-        word_starts = tf.boolean_mask(starts.flat_values, first_in_word)
-        word_ends = tf.math.segment_max(ends.flat_values, segment)
-        word_row = tf.boolean_mask(row, first_in_word)
+        flat_index = tf.boolean_mask(row * tf.shape(label_ids)[1] + position + 1, first)
+        word_labels = tf.gather(self.labels, tf.gather(tf.reshape(label_ids, [-1]), flat_index))
+        word_starts = tf.boolean_mask(start, first)
+        word_ends = tf.boolean_mask(tf.math.segment_max(end, word), whole)
+        word_row = tf.boolean_mask(row, first)
         word_texts = tf.strings.substr(tf.gather(text, word_row), word_starts, word_ends - word_starts)
-        word_labels = tf.gather(self.labels, tf.boolean_mask(token_labels, first_in_word))
         per_row = tf.math.bincount(word_row, minlength=tf.shape(text)[0], dtype=tf.int64)
 
         def dense(values, default):

@@ -116,25 +116,34 @@ def tiny_encoder(vocab):
                                             intermediate_size=64, max_position_embeddings=64))
 
 
-def test_token_classifier_labels_words_with_offsets(tiny_encoder, vocab, tmp_path):
+def test_token_classifier_labels_whitespace_words_by_their_first_piece(tiny_encoder, vocab, tmp_path):
+    # As in training files: "U.S." and "Hewlett-Packard," are one word each, of several pieces. The last row is
+    # 36 pieces (una ##ffa ##ble x 12): the 10 whole words within seq_length - 2 = 30 are returned.
+    texts = ["The U.S. office of Hewlett-Packard, in Zu\u0308rich.", "  two\tspaced  words ", "unaffable " * 12]
     model = kbl.build_token_classifier(tiny_encoder, num_classes=3)
     spec = TaskSpec("token_classification", True, 32, labels=("O", "B-LOC", "I-LOC"))
     loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path / "ner"), target="portable"))
-    out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](text=tf.constant(TEXTS)).items()}
-    tokens = BertTokenizer(vocab, lower_case=True).tokenize_with_offsets(tf.constant(TEXTS))
+    out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](text=tf.constant(texts)).items()}
+    tokens = BertTokenizer(vocab, lower_case=True).tokenize_with_offsets(tf.constant(texts))
     label_ids = model(BertPacker(32, vocab=vocab)(tokens.ids), training=False).numpy().argmax(-1)
-    for row, text in enumerate(TEXTS):
-        raw = text.encode()
-        starts, ends = out["word_starts"][row], out["word_ends"][row]
-        real = starts >= 0
-        for word, s, e in zip(out["words"][row][real], starts[real], ends[real]):
-            assert raw[s:e] == word                                    # offsets point into the original text
-        words = tokens.words[row].numpy()[:30]
-        first_token = [i for i in range(len(words)) if i == 0 or words[i] != words[i - 1]]
-        assert real.sum() == len(first_token)
-        expected = [spec.labels[label_ids[row, i + 1]] for i in first_token]   # first-subword labels
-        assert [w.decode() for w in out["word_labels"][row][real]] == expected
-    assert [w.decode() for w in out["words"][0][:4]] == ["The", "quick", "brown", "fox"]
+    for row, text in enumerate(texts):
+        raw, at, spans = text.encode(), 0, []
+        for word in text.split():                                       # the whitespace words' byte spans
+            at = raw.index(word.encode(), at)
+            spans.append((at, at + len(word.encode())))
+            at = spans[-1][1]
+        starts = tokens.starts[row].numpy()
+        pieces = [[i for i, s in enumerate(starts) if a <= s < b] for a, b in spans]
+        whole = [(span, p) for span, p in zip(spans, pieces) if p[-1] < 30]
+        real = out["word_starts"][row] >= 0
+        assert [(s, e) for s, e in zip(out["word_starts"][row][real], out["word_ends"][row][real])] == \
+            [span for span, _ in whole]
+        assert [w.decode() for w in out["words"][row][real]] == [raw[a:b].decode() for (a, b), _ in whole]
+        assert [w.decode() for w in out["word_labels"][row][real]] == \
+            [spec.labels[label_ids[row, p[0] + 1]] for _, p in whole]          # first-piece labels
+    assert [w.decode() for w in out["words"][0] if w] == ["The", "U.S.", "office", "of", "Hewlett-Packard,", "in",
+                                                         "Zu\u0308rich."]
+    assert (out["word_starts"][2] >= 0).sum() == 10
 
 
 def test_span_labeler_answers_from_the_context(tiny_encoder, vocab, tmp_path):
