@@ -20,6 +20,7 @@ import re
 
 import keras
 import numpy as np
+import tensorflow as tf
 from safetensors import SafetensorError
 from safetensors.numpy import load_file
 
@@ -41,9 +42,17 @@ _HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
 # The fine-tuning heads of Hugging Face's BertFor{SequenceClassification,MultipleChoice,TokenClassification}
 # ("classifier") and BertForQuestionAnswering ("qa_outputs"): skipped by load_encoder, written by export.hf.
 HF_TASK_HEADS = ("classifier", "qa_outputs")
+# The fine-tuning heads of google-research/bert's run_classifier.py and run_squad.py: skipped as well.
+TF1_TASK_HEADS = ("output_weights", "output_bias", "cls/squad/output_weights", "cls/squad/output_bias")
 # Hugging Face architectures built without the pooler (BertModel(add_pooling_layer=False)): their files have none.
 HF_NO_POOLER = ("BertForTokenClassification", "BertForQuestionAnswering", "BertForMaskedLM", "BertLMHeadModel")
 _POOLER = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
+# Parts a checkpoint may lack entirely, which load_pretrainer(new_heads=True) starts from scratch (TF1 name prefixes).
+_FRESH_PARTS = {"bert/pooler/": "pooler", "cls/predictions/": "masked-LM head",
+                "cls/seq_relationship/": "next-sentence head"}
+# Hugging Face's MLM decoder and what keras_bert_lite's MLM head ties it to (HF files hold both, or only the latter).
+_TIED_DECODER = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
+                 "cls.predictions.decoder.bias": "cls.predictions.bias"}
 
 
 class CheckpointMismatchError(ValueError):
@@ -146,7 +155,6 @@ def _read_safetensors(paths: list[str]) -> dict[str, np.ndarray]:
 
 
 def _read_tf1(prefix: str) -> dict[str, np.ndarray]:
-    import tensorflow as tf
     reader = tf.train.load_checkpoint(prefix)
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
             if not _IGNORED_TF1.search(name)}
@@ -175,16 +183,43 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
     if ours:
         return "keras", ours, None
     if os.path.isdir(path):
+        shard_index = os.path.join(path, "model.safetensors.index.json")
+        if os.path.exists(shard_index):
+            try:
+                with open(shard_index, encoding="utf-8") as f:
+                    named = sorted(set(json.load(f)["weight_map"].values()))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+                raise InputFileError(f"{shard_index}: not a readable safetensors index (a JSON object with a "
+                                     f"weight_map; {type(error).__name__}: {error}); download it again.") from None
+            absent = [name for name in named if not os.path.exists(os.path.join(path, name))]
+            if absent:
+                raise InputFileError(f"{path}: {len(absent)} of the {len(named)} shard files that "
+                                     f"model.safetensors.index.json names are missing: {', '.join(absent)}; "
+                                     "download them again into this directory.")
         shards = sorted(glob.glob(os.path.join(path, "*.safetensors")))
         if shards:
             return "hf", path, os.path.join(path, "config.json")
         index = glob.glob(os.path.join(path, "*.ckpt*.index")) or glob.glob(os.path.join(path, "*.index"))
         if len(index) == 1:
             return "tf1", index[0][: -len(".index")], os.path.join(path, "bert_config.json")
+        if index:
+            # Several checkpoints (a TF1 training directory keeps the last few): the latest, which the `checkpoint`
+            # state file names (absolute, or relative to the directory; if the directory moved, its name here).
+            state = tf.train.get_checkpoint_state(path)
+            name = state.model_checkpoint_path if state else ""
+            candidates = [name, os.path.join(path, os.path.basename(name))] if name else []
+            latest = next((c for c in candidates if os.path.exists(c + ".index")), None)
+            if latest:                          # read_checkpoint logs which one (once; loaders call _locate twice)
+                return "tf1", latest, os.path.join(path, "bert_config.json")
+            prefixes = sorted((os.path.basename(i)[: -len(".index")] for i in index),
+                              key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)])
+            raise InputFileError(f"{path}: {len(index)} TF1 checkpoints ({', '.join(prefixes)}) and no `checkpoint` "
+                                 "file naming one of them as the latest; pass the one to load, e.g. "
+                                 f"{os.path.join(path, prefixes[-1])}.")
         if os.path.exists(os.path.join(path, "pytorch_model.bin")):
             raise InputFileError(f"{path}: only pytorch_model.bin found; convert it to safetensors first "
                              "(transformers: model.save_pretrained(dir, safe_serialization=True)).")
-        raise InputFileError(f"{path}: no *.safetensors file and no single TF1 checkpoint (*.index) found.")
+        raise InputFileError(f"{path}: no *.safetensors file and no TF1 checkpoint (*.index) found.")
     if os.path.exists(path + ".index"):
         return "tf1", path, os.path.join(os.path.dirname(path), "bert_config.json")
     raise InputFileError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or "
@@ -192,21 +227,38 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
 
 
 def _read_config(config_path: str | None, config: BertConfig | None) -> BertConfig:
+    """The model's config: `config` if given, else the file `config_path`, else the other config file name
+    (`config.json`, `bert_config.json`) in its directory, each read in its own name's dialect (`BertConfig.from_json`).
+
+    Raises:
+        InputFileError: neither config file is beside the weights (the message says where to put one).
+    """
     if config is not None:
         return config
-    if config_path is None or not os.path.exists(config_path):
-        raise InputFileError(f"{config_path}: config file not found; pass config=BertConfig(...) explicitly.")
-    return BertConfig.from_json(config_path)
+    directory = os.path.dirname(config_path or "") or "."
+    candidates = [config_path] if config_path else []
+    candidates += [os.path.join(directory, n) for n in ("config.json", "bert_config.json")]
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    if found is None:
+        raise InputFileError(f"{directory}: no config.json or bert_config.json beside the weights; put the model's "
+                             "config file there (in Python you may pass config=BertConfig(...)).")
+    return BertConfig.from_json(found)
 
 
 # --------------------------------------------------------------------------- public API
-def read_checkpoint(path: str, config: BertConfig | None = None, revision: str | None = None
-                    ) -> tuple[BertConfig, dict[str, np.ndarray]]:
+def read_checkpoint(path: str, config: BertConfig | None = None, revision: str | None = None,
+                    untied_decoder: str = "ignore") -> tuple[BertConfig, dict[str, np.ndarray]]:
     """Reads a HF directory or TF1 checkpoint (or a Hub name or `.zip` archive of one: `hub_names`) into
     (config, {TF1 variable name: array in TF1 layout}).
 
     Hugging Face fine-tuning heads (`HF_TASK_HEADS`) are skipped; any other checkpoint variable that has no
     place in a BERT pretrainer raises CheckpointMismatchError.
+
+    Args:
+        untied_decoder: what to do with a Hugging Face MLM decoder that is not tied to the word embeddings
+            (`tie_word_embeddings: false`), which keras_bert_lite's MLM head cannot hold (it is tied): "ignore" (the
+            encoder alone is wanted), "refuse" (CheckpointMismatchError) or "tie" (a warning: the head uses the
+            word embeddings).
     """
     path = resolve_model(path, revision)
     fmt, location, config_path = _locate(path)
@@ -215,11 +267,22 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     config = _read_config(config_path, config)
     expected = [n for names in _weight_sources(config, heads=True).values() for n in names]
     if fmt == "tf1":
+        if os.path.isdir(path):
+            index = glob.glob(os.path.join(path, "*.ckpt*.index")) or glob.glob(os.path.join(path, "*.index"))
+            if len(index) > 1:                  # _locate took the latest
+                logger.info("%s: %d TF1 checkpoints; reading %s, the latest (as the `checkpoint` file says).", path,
+                            len(index), os.path.basename(location))
         tensors = _read_tf1(location)
         unused = sorted(set(tensors) - set(expected))
+        task_heads = [n for n in unused if n in TF1_TASK_HEADS]
+        if task_heads:
+            logger.info("%s: skipping the fine-tuning head %s.", path, task_heads)
+            unused = [n for n in unused if n not in task_heads]
+            tensors = {n: t for n, t in tensors.items() if n not in task_heads}
     else:
         hf = _read_safetensors(sorted(glob.glob(os.path.join(location, "*.safetensors"))))
         tensors, used = _tf1_view_of_hf(hf, expected)
+        _check_tied_decoder(path, hf, untied_decoder)
         unused = sorted(k for k in set(hf) - used if k not in _IGNORED_HF and "bert." + k not in _IGNORED_HF)
         task_heads = [k for k in unused if k.split(".")[0] in HF_TASK_HEADS]
         if task_heads:
@@ -230,6 +293,39 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
             f"{path}: {len(unused)} checkpoint variable(s) match no weight of a BERT model with "
             f"{config.num_layers} layers (is the config right?): {unused[:20]}{' ...' if len(unused) > 20 else ''}")
     return config, tensors
+
+
+def _check_tied_decoder(path: str, hf: dict[str, np.ndarray], action: str) -> None:
+    """Refuses or warns about (`action`: read_checkpoint's `untied_decoder`) a HF MLM decoder that differs from
+    the tensors keras_bert_lite ties it to."""
+    untied = [decoder for decoder, tied in _TIED_DECODER.items() if decoder in hf and not any(
+        np.array_equal(hf[decoder], hf[key]) for key in (tied, "bert." + tied) if key in hf)]
+    if not untied or action == "ignore":
+        return
+    what = (f"{path}: its MLM decoder ({', '.join(untied)}) is not tied to the word embeddings and output bias "
+            "(tie_word_embeddings false), and keras_bert_lite's masked-LM head is")
+    if action == "refuse":
+        raise CheckpointMismatchError(
+            f"{what}: its MLM predictions would not be the checkpoint's. Fine-tune it (load_encoder; --init of a "
+            "fine-tuning command), or continue pretraining with the decoder tied (load_pretrainer(new_heads=True); "
+            "kbl-pretrain --init).")
+    logger.warning("%s: the head uses the word embeddings and output bias instead.", what)
+
+
+def _fill_fresh(model, config: BertConfig, tensors: dict[str, np.ndarray]) -> list[str]:
+    """Adds to `tensors` the freshly initialised weights of `model` for each of `_FRESH_PARTS` that the checkpoint
+    lacks entirely (a part it holds in part stays missing: assign_weights names it); returns those parts' names."""
+    variables = _variables(model)
+    table = _weight_sources(config, heads=isinstance(model, BertPretrainer))
+    fresh = []
+    for prefix, part in _FRESH_PARTS.items():
+        entries = {path: names for path, names in table.items() if names[0].startswith(prefix)}
+        if entries and not any(name in tensors for names in entries.values() for name in names):
+            for path, names in entries.items():
+                value = keras.ops.convert_to_numpy(variables[path].value)
+                tensors.update(zip(names, _disassemble(path, value, len(names))))
+            fresh.append(part)
+    return fresh
 
 
 def assign_weights(model: keras.Model, config: BertConfig, tensors: dict[str, np.ndarray], source: str) -> None:
@@ -330,8 +426,7 @@ def load_encoder(path: str, config: BertConfig | None = None, revision: str | No
     if fmt == "hf" and not any(n in tensors for n in _POOLER) and _hf_architecture(config_path) in HF_NO_POOLER:
         logger.warning("%s: a %s has no pooler; pooled_output comes from a freshly initialised one.", path,
                        _hf_architecture(config_path))
-        tensors.update(dict(zip(_POOLER, (keras.ops.convert_to_numpy(w) for w in
-                                          encoder.get_layer("pooler").dense.weights))))
+        _fill_fresh(encoder, config, tensors)
     assign_weights(encoder, config, tensors, source=path)
     return encoder
 
@@ -366,12 +461,13 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
             raise ValueError(f"{path} holds a {type(model).__name__}, not a BertPretrainer; pass new_heads=True "
                              "to add freshly initialised MLM/NSP heads to its encoder.")
         return build_pretrainer(model if _is_encoder(model) else model.get_layer("encoder"))
-    config, tensors = read_checkpoint(path, config)
-    has_heads = any(n.startswith(_HEAD_PREFIXES) for n in tensors)
-    if not has_heads and new_heads:
-        logger.warning("%s: no pretraining heads in the checkpoint; MLM/NSP heads start from scratch.", path)
-        return build_pretrainer(load_encoder(path, config))
+    config, tensors = read_checkpoint(path, config, untied_decoder="tie" if new_heads else "refuse")
     pretrainer = build_pretrainer(config)
+    if new_heads:
+        fresh = _fill_fresh(pretrainer, config, tensors)
+        if fresh:
+            logger.warning("%s: the checkpoint has no %s; %s from scratch.", path, " and no ".join(fresh),
+                           "they start" if len(fresh) > 1 else "it starts")
     assign_weights(pretrainer, config, tensors, source=path)
     return pretrainer
 

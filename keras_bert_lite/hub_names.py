@@ -25,6 +25,7 @@ import re
 import shutil
 import tempfile
 import zipfile
+import zlib
 
 from huggingface_hub import constants as hub_constants
 from huggingface_hub import errors as hub_errors
@@ -36,6 +37,7 @@ from huggingface_hub.errors import (
     RevisionNotFoundError,
 )
 
+from keras_bert_lite.utils.errors import InputFileError
 from keras_bert_lite.utils.files import cache_dir
 
 # The files of a Hub repository a BERT needs; everything else (pytorch_model.bin, tf_model.h5, flax, onnx/,
@@ -44,6 +46,8 @@ HUB_FILES = ("config.json", "model.safetensors", "model-*-of-*.safetensors", "mo
              "vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 LEGACY_ORG = "google-bert"     # bert-base-uncased & co. moved here; the Hub redirects the old names
 ARCHIVE_SUFFIX = ".zip"
+# Names of archive members that make a model: TF1 checkpoint indexes, safetensors weights, keras_bert_lite files.
+_CHECKPOINT_SUFFIXES = (".index", ".safetensors", ".keras")
 
 # A Hub repository id: [org/]name of letters, digits, '-', '_', '.', optionally @revision.
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}$")
@@ -71,6 +75,17 @@ def is_model_name(text: str) -> bool:
     repo_id = text.partition("@")[0]
     return bool(_REPO_ID.match(repo_id)) and not repo_id.endswith((".keras", ".zip", ".json", ".txt", ".index",
                                                                    ".safetensors", ".ckpt"))
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether `text`, even if it also reads as a model name, was likely meant as a local path: it starts with
+    `./`, `../`, `/` or `~`, or it has a directory separator and its first component exists here (`runs/pretrian`
+    when `runs/` exists). `google-bert/bert-base-uncased` is not, unless a directory `google-bert` is here."""
+    if text.startswith(("./", "../", "~")) or os.path.isabs(text):
+        return True
+    separators = os.sep + (os.altsep or "")
+    first = re.split(f"[{re.escape(separators)}]", text, maxsplit=1)
+    return len(first) == 2 and bool(first[0]) and os.path.exists(first[0])
 
 
 def offline() -> bool:
@@ -105,7 +120,9 @@ def resolve_model(path: str, revision: str | None = None) -> str:
 
     Raises:
         ModelNotFoundError: not a local path, and the Hub (or offline, its cache) has no such model or revision;
-            the message says where it looked and how to get the model there.
+            the message says where it looked and how to get the model there, and starts with "no such local path
+            <path>" when `path` looks like one (`looks_like_path`: a mistyped run directory).
+        InputFileError: a `.zip` archive that cannot be read or holds no checkpoint (`extract_archive`).
     """
     path = os.fspath(path)
     if os.path.exists(path) or os.path.exists(path + ".index"):      # a TF1 prefix names no file itself
@@ -118,7 +135,7 @@ def resolve_model(path: str, revision: str | None = None) -> str:
         raise ModelNotFoundError(f"{path}: no such file or directory (and not a Hugging Face model name "
                                  "[org/]name[@revision]).")
     repo_id, revision = split_revision(path, revision)
-    return _snapshot(repo_id, revision, requested=path)
+    return _snapshot(repo_id, revision, requested=path, path_like=looks_like_path(path))
 
 
 def _aliases(repo_id: str) -> list[str]:
@@ -131,7 +148,21 @@ def _aliases(repo_id: str) -> list[str]:
     return [repo_id]
 
 
-def _snapshot(repo_id: str, revision: str | None, requested: str) -> str:
+def _snapshot(repo_id: str, revision: str | None, requested: str, path_like: bool = False) -> str:
+    """The local snapshot directory of a Hub model (downloaded, or from the cache offline).
+
+    Args:
+        repo_id: the repository, `[org/]name`.
+        revision: a branch, tag or commit, or None for the default branch.
+        requested: the model argument as the user gave it, for messages.
+        path_like: `requested` looks like a local path (`looks_like_path`): every message starts with
+            "no such local path <requested>, and", so that a mistyped path is recognisable.
+
+    Raises:
+        ModelNotFoundError: neither the Hub nor its cache has the model or revision.
+    """
+    lead = f"no such local path {requested}, and" if path_like else f"{requested}: no such local path, and"
+    head = lead if path_like else f"{requested}:"
     cache = hub_cache_dir()
     local_only = offline()
     where = f"revision {revision!r}" if revision else "its default branch (main)"
@@ -141,10 +172,9 @@ def _snapshot(repo_id: str, revision: str | None, requested: str) -> str:
             return snapshot_download(candidate, revision=revision, cache_dir=cache, allow_patterns=list(HUB_FILES),
                                      local_files_only=local_only or i > 0)
         except HFValidationError as error:
-            raise ModelNotFoundError(f"{requested}: no such local path, and not a valid Hugging Face model name "
-                                     f"({error}).") from None
+            raise ModelNotFoundError(f"{lead} not a valid Hugging Face model name ({error}).") from None
         except RevisionNotFoundError:
-            raise ModelNotFoundError(f"{requested}: the Hugging Face model {repo_id} has no revision {revision!r} "
+            raise ModelNotFoundError(f"{head} the Hugging Face model {repo_id} has no revision {revision!r} "
                                      "(a branch, tag or commit).") from None
         except LocalEntryNotFoundError as error:
             if isinstance(error, _INCOMPLETE):
@@ -152,27 +182,32 @@ def _snapshot(repo_id: str, revision: str | None, requested: str) -> str:
         except RepositoryNotFoundError:
             if i == 0 and not local_only:
                 raise ModelNotFoundError(
-                    f"{requested}: no such local path, and no model {repo_id} on the Hugging Face Hub (a private "
+                    f"{lead} no model {repo_id} on the Hugging Face Hub (a private "
                     "or gated one needs `hf auth login` first).") from None
     fill = (f"`hf download {repo_id}{' --revision ' + revision if revision else ''} --cache-dir {cache} "
             "--include '*.json' --include '*.safetensors' --include vocab.txt`")
     if incomplete is not None:
-        raise ModelNotFoundError(f"{requested}: the cached snapshot of {repo_id} in {cache} is incomplete "
+        raise ModelNotFoundError(f"{head} the cached snapshot of {repo_id} in {cache} is incomplete "
                                  f"({incomplete}). Complete it with {fill}.") from None
     if local_only:
         raise ModelNotFoundError(
-            f"{requested}: no such local path, and the Hugging Face model {repo_id} ({where}) is not in the cache "
+            f"{lead} the Hugging Face model {repo_id} ({where}) is not in the cache "
             f"{cache}, which is all HF_HUB_OFFLINE=1 allows. Fill the cache on a machine with network: {fill} "
             "(or run once without HF_HUB_OFFLINE=1), or pass a local directory with config.json and "
             "model.safetensors.")
-    raise ModelNotFoundError(f"{requested}: the Hugging Face Hub could not be reached and {repo_id} ({where}) "
+    raise ModelNotFoundError(f"{lead} the Hugging Face Hub could not be reached and {repo_id} ({where}) "
                              f"is not in the cache {cache}; fill it with {fill}, or pass a local directory.")
 
 
 def extract_archive(path: str) -> str:
     """Extracts an original `.zip` archive once into `archive_cache_dir()` (keyed by its path, size and
     modification time) and returns the model directory in it: the archive's single top directory (e.g.
-    `uncased_L-12_H-768_A-12`, whose name records the casing), else the extraction root."""
+    `uncased_L-12_H-768_A-12`, whose name records the casing), else the extraction root.
+
+    Raises:
+        InputFileError: the file is no readable `.zip` archive (a truncated download), or it holds no checkpoint
+            (no `*.index`, `*.safetensors` or `.keras` file); nothing is extracted then.
+    """
     path = os.path.abspath(path)
     stat = os.stat(path)
     key = hashlib.sha256(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:16]
@@ -183,9 +218,11 @@ def extract_archive(path: str) -> str:
         try:
             try:
                 with zipfile.ZipFile(path) as archive:
+                    _refuse_without_checkpoint(path, archive.namelist())
                     archive.extractall(tmp)    # member names with '..' or a leading '/' stay inside tmp
-            except zipfile.BadZipFile as error:
-                raise ValueError(f"{path}: not a readable .zip archive ({error}).") from None
+            except (zipfile.BadZipFile, EOFError, zlib.error) as error:   # truncated, or damaged member data
+                raise InputFileError(f"{path}: not a readable .zip archive ({error}); it may be truncated: "
+                                     "download it again.") from None
             try:
                 os.rename(tmp, target)
             except OSError:                     # another process extracted it first
@@ -198,3 +235,15 @@ def extract_archive(path: str) -> str:
     if len(entries) == 1 and os.path.isdir(os.path.join(target, entries[0])):
         return os.path.join(target, entries[0])
     return target
+
+
+def _refuse_without_checkpoint(path: str, names: list[str]) -> None:
+    """Raises InputFileError if the archive `path`, whose members are `names`, holds no model weights, naming a
+    few of the files it does hold."""
+    files = [n for n in names if not n.endswith("/") and not n.startswith("__MACOSX/")]
+    if any(os.path.basename(n).endswith(_CHECKPOINT_SUFFIXES) for n in files):
+        return
+    held = (f"it holds {', '.join(files[:5])}{f' and {len(files) - 5} more files' if len(files) > 5 else ''}"
+            if files else "it is empty")
+    raise InputFileError(f"{path}: the archive holds no BERT checkpoint (bert_config.json + bert_model.ckpt.* or "
+                         f"config.json + *.safetensors), {held}; pass the .zip or directory of a BERT model.")

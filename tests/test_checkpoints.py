@@ -1,6 +1,7 @@
 """Real-weight parity with Hugging Face transformers, TF1 import, and strict-mismatch errors."""
 
 import json
+import logging
 import shutil
 
 import numpy as np
@@ -10,6 +11,7 @@ from safetensors.numpy import load_file, save_file
 
 from keras_bert_lite import BertConfig
 from keras_bert_lite.checkpoints import CheckpointMismatchError, load_encoder, load_pretrainer
+from keras_bert_lite.utils.errors import InputFileError
 from tests.conftest import GOLDEN_DIR
 
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
@@ -158,3 +160,102 @@ def test_keras_file_gives_back_the_encoder(tmp_path):
     golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
     seq = encoder({k: golden[k] for k in INPUTS})["sequence_output"].numpy()
     assert _max_diff_on_real_tokens(seq, golden["sequence_output"], golden["input_mask"]) <= 1e-5
+
+
+def _save_numbered_tf1(tensors, directory, step):
+    """Saves `tensors` as `directory/model.ckpt-<step>` the way google-research/bert's Estimator does: numbered,
+    and named in the `checkpoint` state file as the latest."""
+    graph = tf.Graph()
+    with graph.as_default():
+        variables = [tf.compat.v1.get_variable(name, initializer=tf.constant(value))
+                     for name, value in tensors.items()]
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            saver.save(sess, str(directory / "model.ckpt"), global_step=step, write_meta_graph=False)
+
+
+def test_tf1_fine_tuning_heads_are_skipped(tiny_tf1_checkpoint, tmp_path, caplog):
+    """google-research/bert's run_classifier.py (`output_weights`, `output_bias`) and run_squad.py
+    (`cls/squad/output_*`) heads are skipped like Hugging Face task heads, not refused as a wrong config."""
+    ckpt_dir, tensors, bert_config = tiny_tf1_checkpoint
+    encoder_only = {n: t for n, t in tensors.items() if not n.startswith("cls/")}
+    for name, heads in (("classifier", ("output_weights", "output_bias")),
+                        ("squad", ("cls/squad/output_weights", "cls/squad/output_bias"))):
+        head = {heads[0]: np.ones((2, 32), np.float32), heads[1]: np.ones(2, np.float32)}
+        write_original_checkpoint(dict(encoder_only, **head), bert_config, tmp_path / name)
+        with caplog.at_level(logging.INFO, logger="keras_bert_lite.checkpoints"):
+            encoder = load_encoder(str(tmp_path / name))
+        assert any("skipping the fine-tuning head" in r.getMessage() and heads[0] in r.getMessage()
+                   for r in caplog.records)
+        np.testing.assert_array_equal(encoder.get_layer("embeddings").get_weights()[0],
+                                      tensors["bert/embeddings/word_embeddings"])
+
+
+def test_tf1_directory_with_several_checkpoints_reads_the_latest(tiny_tf1_checkpoint, tmp_path, caplog):
+    _, tensors, bert_config = tiny_tf1_checkpoint
+    encoder_only = {n: t for n, t in tensors.items() if not n.startswith("cls/")}
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "bert_config.json").write_text(json.dumps(bert_config))
+    embeddings = "bert/embeddings/word_embeddings"
+    for step in (100, 200, 1000):
+        _save_numbered_tf1(dict(encoder_only, **{embeddings: tensors[embeddings] + step}), run, step)
+
+    def loaded_step():
+        return round(float((load_encoder(str(run)).get_layer("embeddings").get_weights()[0]
+                            - tensors[embeddings]).mean()))
+
+    with caplog.at_level(logging.INFO, logger="keras_bert_lite.checkpoints"):
+        assert loaded_step() == 1000                                  # the `checkpoint` file's latest
+    logs = [r.getMessage() for r in caplog.records if "TF1 checkpoints" in r.getMessage()]
+    assert len(logs) == 1 and "reading model.ckpt-1000, the latest" in logs[0]
+    # A moved directory: the state file's absolute path (C-escaped, as protobuf writes it) is gone; its name is here.
+    (run / "checkpoint").write_text('model_checkpoint_path: "/gone/\\303\\274/model.ckpt-200"\n')
+    assert loaded_step() == 200
+    (run / "checkpoint").unlink()
+    with pytest.raises(InputFileError) as error:
+        load_encoder(str(run))
+    assert str(error.value) == (f"{run}: 3 TF1 checkpoints (model.ckpt-100, model.ckpt-200, model.ckpt-1000) and "
+                                "no `checkpoint` file naming one of them as the latest; pass the one to load, e.g. "
+                                f"{run / 'model.ckpt-1000'}.")
+    np.testing.assert_array_equal(load_encoder(str(run / "model.ckpt-100")).get_layer("embeddings").get_weights()[0],
+                                  tensors[embeddings] + 100)
+
+
+def test_missing_config_says_what_is_missing_and_where(tiny_tf1_checkpoint, tmp_path):
+    shutil.copytree(TINY_HF, tmp_path / "hf")
+    (tmp_path / "hf" / "config.json").unlink()
+    ckpt_dir, _, _ = tiny_tf1_checkpoint
+    (ckpt_dir / "bert_config.json").unlink()
+    for directory, path in ((tmp_path / "hf", tmp_path / "hf"), (ckpt_dir, ckpt_dir / "bert_model.ckpt")):
+        with pytest.raises(InputFileError) as error:
+            load_encoder(str(path))
+        assert str(error.value) == (f"{directory}: no config.json or bert_config.json beside the weights; put the "
+                                    "model's config file there (in Python you may pass config=BertConfig(...)).")
+
+
+def _shard(directory):
+    """TINY_HF's weights as two shards and their model.safetensors.index.json, as save_pretrained writes them."""
+    shutil.copytree(TINY_HF, directory)
+    tensors = load_file(str(directory / "model.safetensors"))
+    (directory / "model.safetensors").unlink()
+    keys = sorted(tensors)
+    files = {"model-00001-of-00002.safetensors": keys[: len(keys) // 2],
+             "model-00002-of-00002.safetensors": keys[len(keys) // 2:]}
+    for name, names in files.items():
+        save_file({k: tensors[k] for k in names}, str(directory / name))
+    (directory / "model.safetensors.index.json").write_text(json.dumps(
+        {"metadata": {}, "weight_map": {k: name for name, names in files.items() for k in names}}))
+
+
+def test_sharded_checkpoint_with_a_missing_shard_names_it(tmp_path):
+    _shard(tmp_path / "hf")
+    golden = load_encoder(str(TINY_HF)).get_layer("embeddings").get_weights()[0]
+    np.testing.assert_array_equal(load_encoder(str(tmp_path / "hf")).get_layer("embeddings").get_weights()[0], golden)
+    (tmp_path / "hf" / "model-00002-of-00002.safetensors").unlink()
+    with pytest.raises(InputFileError) as error:
+        load_encoder(str(tmp_path / "hf"))
+    assert str(error.value) == (f"{tmp_path / 'hf'}: 1 of the 2 shard files that model.safetensors.index.json "
+                                "names are missing: model-00002-of-00002.safetensors; download them again into "
+                                "this directory.")

@@ -21,6 +21,7 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
 from keras_bert_lite.hub_names import ModelNotFoundError, resolve_model
 from keras_bert_lite.text import Vocab
+from keras_bert_lite.utils.errors import InputFileError
 from tests.conftest import GOLDEN_DIR
 from tests.hub_cache import commit_hash, write_snapshot
 from tests.test_checkpoints import _hf_to_original_name, write_original_checkpoint
@@ -217,3 +218,40 @@ def test_original_zip_archive(tmp_path):
     vocab = Vocab.from_file(vocab_path)
     assert vocab.lower_case is True and "uncased_L-2_H-32_A-4" in vocab.casing_source
 
+
+
+def test_a_zip_that_is_no_archive_or_holds_no_checkpoint_is_one_input_error(tmp_path):
+    """The tools print InputFileError as one `error:` line; a checkpoint-less archive is named as such, not as a
+    missing vocab.txt."""
+    truncated = tmp_path / "uncased_L-12_H-768_A-12.zip"
+    truncated.write_bytes(b"PK\x03\x04" + b"\0" * 100)               # a download cut short
+    with pytest.raises(InputFileError, match=r"not a readable \.zip archive .*download it again"):
+        resolve_model(str(truncated))
+    readme = tmp_path / "readme_only.zip"
+    with zipfile.ZipFile(readme, "w") as z:
+        for i in range(7):
+            z.writestr(f"docs/page{i}.md", "hello")
+    for call in (lambda: resolve_model(str(readme)), lambda: artifacts.init_vocab("", str(readme))):
+        with pytest.raises(InputFileError) as error:
+            call()
+        assert str(error.value) == (f"{readme}: the archive holds no BERT checkpoint (bert_config.json + "
+                                    "bert_model.ckpt.* or config.json + *.safetensors), it holds docs/page0.md, "
+                                    "docs/page1.md, docs/page2.md, docs/page3.md, docs/page4.md and 2 more files; "
+                                    "pass the .zip or directory of a BERT model.")
+    assert not list((tmp_path / "kbl_cache").rglob("*.md"))           # nothing extracted
+
+
+def test_a_mistyped_local_path_says_so_first(offline_cache, tmp_path, monkeypatch):
+    """`runs/pretrian` when `runs/` is here reads as a Hub name too; the message starts with the local path. Hub
+    names stay names, also when their org happens to be a local directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(ModelNotFoundError) as error:
+        load_encoder("runs/pretrian")
+    assert str(error.value).startswith("no such local path runs/pretrian, and the Hugging Face model runs/pretrian ")
+    with pytest.raises(ModelNotFoundError) as error:
+        load_encoder("google-bert/bert-base-uncased")
+    assert str(error.value).startswith("google-bert/bert-base-uncased: no such local path, and the Hugging Face ")
+    snapshot = write_snapshot(offline_cache, TINY, tiny_files(tmp_path), commit_hash("one"))
+    (tmp_path / TINY.split("/")[0]).mkdir()
+    assert resolve_model(TINY) == str(snapshot)
