@@ -47,6 +47,7 @@ RUN_LOCK_FILE = "run.lock"
 METRICS_FILE = "metrics.json"
 CHECKPOINTS_DIR = "checkpoints"
 
+DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad.py
 TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder")
 
 
@@ -61,6 +62,8 @@ class TaskSpec:
         labels: label names in id order (classification and token classification).
         text_fields: ["text"] or ["text", "text_b"] (sentence pairs; question + context for "span").
         num_choices: choices per example (multiple choice).
+        max_query_length: question tokens kept (span; 0: what the context leaves), as the run kept them.
+        max_answer_length: the longest answer in tokens (span; 0: `DEFAULT_MAX_ANSWER_LENGTH`), as the run's.
     """
 
     task_type: str
@@ -69,6 +72,8 @@ class TaskSpec:
     labels: tuple[str, ...] = ()
     text_fields: tuple[str, ...] = ("text",)
     num_choices: int = 0
+    max_query_length: int = 0
+    max_answer_length: int = 0
 
     def __post_init__(self):
         if self.task_type not in TASK_TYPES:
@@ -79,6 +84,10 @@ class TaskSpec:
             raise ValueError(f"text_fields must be ['text'] or ['text', 'text_b'], got {list(self.text_fields)}.")
         if self.task_type == "span" and len(self.text_fields) != 2:
             raise ValueError("A span (question answering) task takes two texts: text (question), text_b (context).")
+        if (self.max_query_length or self.max_answer_length) and self.task_type != "span":
+            raise ValueError("max_query_length and max_answer_length are settings of span tasks.")
+        if min(self.max_query_length, self.max_answer_length) < 0:
+            raise ValueError("max_query_length and max_answer_length must be >= 0 (0: the default).")
         object.__setattr__(self, "labels", tuple(self.labels))
         object.__setattr__(self, "text_fields", tuple(self.text_fields))
 

@@ -52,8 +52,7 @@ def check_version(version: int | None) -> None:
 
 
 def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, target: str = "tf-serving",
-                       version: int | None = None, keep: int | None = None, variant: str | None = None,
-                       max_answer_length: int = 30) -> str:
+                       version: int | None = None, keep: int | None = None, variant: str | None = None) -> str:
     """Exports `model` with in-graph tokenisation as `<model_base_path>/<version>/`.
 
     Args:
@@ -65,7 +64,6 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
         version: the integer version (default: one above the newest). Never overwrites an existing one.
         keep: if given, keep only this many newest versions after exporting.
         variant: tokenizer op set; default: the one the target implies ("default" for tf-serving).
-        max_answer_length: the longest answer span, in tokens (span tasks).
 
     Returns:
         The path of the new version directory.
@@ -88,8 +86,7 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
     if os.path.exists(final):
         raise FileExistsError(f"{final} already exists; versions are never overwritten (omit --version to use "
                               f"{existing[-1] + 1 if existing else 1}).")
-    module = ServingModule(model, spec, vocab, variant=variant or TARGET_VARIANTS[target],
-                           max_answer_length=max_answer_length)
+    module = ServingModule(model, spec, vocab, variant=variant or TARGET_VARIANTS[target])
     os.makedirs(model_base_path, exist_ok=True)
 
     def save(tmp):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from keras_bert_lite.artifacts import TaskSpec
+from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, TaskSpec
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
@@ -72,10 +72,9 @@ class ServingModule(tf.Module):
         vocab: the model's Vocab.
         variant: tokenizer op set, "default" (tf_text FastWordpiece, linked by stock TF Serving) or "portable"
             (core TensorFlow only).
-        max_answer_length: the longest answer span in tokens (span tasks).
     """
 
-    def __init__(self, model, spec: TaskSpec, vocab: Vocab, variant: str = "default", max_answer_length: int = 30):
+    def __init__(self, model, spec: TaskSpec, vocab: Vocab, variant: str = "default"):
         super().__init__(name="serving")
         if spec.task_type == "multiple_choice":
             raise ValueError("Text-in export of a multiple-choice model is not supported (how the choices arrive "
@@ -90,7 +89,7 @@ class ServingModule(tf.Module):
         # serving_default pads each batch only to its longest text (rounded up to 8): short real texts cost a
         # fraction of a full seq_length pass, and padding never changes the outputs (tested to 1e-5).
         self.dynamic_packer = BertPacker(spec.seq_length, vocab=vocab, dynamic=True)
-        self.max_answer_length = max_answer_length
+        self.max_answer_length = spec.max_answer_length or DEFAULT_MAX_ANSWER_LENGTH
         self.labels = tf.constant(list(spec.labels) or [""], tf.string)
 
         encoder_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
@@ -192,10 +191,12 @@ class ServingModule(tf.Module):
 
     def _answer(self, question, context):
         """The best context span (start <= end, at most max_answer_length tokens) as text and byte offsets."""
-        q = self.tokenizer.tokenize_with_offsets(question)
+        q = self.tokenizer.tokenize(question)
+        if self.spec.max_query_length:                      # as the run cut its questions
+            q = q[:, :self.spec.max_query_length]
         c = self.tokenizer.tokenize_with_offsets(context)
-        keep_q, keep_c = truncated_lengths(q.ids.row_lengths(), c.ids.row_lengths(), self.spec.seq_length - 3)
-        out = self.model(self.dynamic_packer(q.ids, c.ids), training=False)
+        keep_q, keep_c = truncated_lengths(q.row_lengths(), c.ids.row_lengths(), self.spec.seq_length - 3)
+        out = self.model(self.dynamic_packer(q, c.ids), training=False)
         start_logits, end_logits = (tf.cast(out[k], tf.float32) for k in ("start_logits", "end_logits"))
         seq = tf.shape(start_logits)[1]
         first = tf.cast(keep_q, tf.int32)[:, None] + 2                                 # [CLS] q [SEP] -> context

@@ -57,7 +57,10 @@ class ExportJob(CommandJob):
     seq_length: int | None = flag(None, "the length exports pad to (default: the run's, else 128 or the model's "
                                   "positions if fewer)",
                                   group=_OVERRIDES, type=int)
-    max_answer_length: int = flag(30, "span tasks: the longest answer, in tokens", group=_OVERRIDES, type=int)
+    max_query_length: int | None = flag(None, "span tasks: question tokens kept (default: the run's, else what the "
+                                        "context leaves)", group=_OVERRIDES, type=int)
+    max_answer_length: int | None = flag(None, "span tasks: the longest answer, in tokens (default: the run's, "
+                                         f"else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})", group=_OVERRIDES, type=int)
 
 
 def run(job: ExportJob) -> str:
@@ -85,8 +88,7 @@ def run(job: ExportJob) -> str:
             return paths[0]
         spec = _spec(job, spec, model, lower_case)
         path = export_saved_model(model, spec, vocab.with_lower_case(lower_case), job.model_base_path,
-                                  target=job.target, version=job.version, keep=job.keep,
-                                  max_answer_length=job.max_answer_length)
+                                  target=job.target, version=job.version, keep=job.keep)
     except (ExportRefusedError, FileExistsError, ValueError) as error:
         raise SettingsError(f"export failed: {error}") from None
     print(f"exported {spec.task_type} model to {path} (target {job.target}; signatures serving_default, "
@@ -98,7 +100,8 @@ def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bo
     """task.json's spec with the flags applied, or one built from the flags alone."""
     changes = {"task_type": job.task_type or None, "seq_length": job.seq_length,
                "labels": tuple(job.labels.split(",")) if job.labels else None, "lower_case": lower_case,
-               "text_fields": ("text", "text_b") if job.pair else None}
+               "text_fields": ("text", "text_b") if job.pair else None, "max_query_length": job.max_query_length,
+               "max_answer_length": job.max_answer_length}
     changes = {k: v for k, v in changes.items() if v is not None}
     if spec is not None:
         return dataclasses.replace(spec, **changes)

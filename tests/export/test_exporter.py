@@ -14,6 +14,7 @@ import tensorflow as tf
 import keras_bert_lite as kbl
 from keras_bert_lite.export.audit import audit_saved_model
 from keras_bert_lite.export.exporter import ExportRefusedError, export_saved_model, versions
+from keras_bert_lite.export.serving_module import ServingModule
 from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.runners import export as export_cli
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
@@ -157,6 +158,23 @@ def test_span_labeler_answers_from_the_context(tiny_encoder, vocab, tmp_path):
             assert 0 <= start < end <= len(context.encode()) and context.encode()[start:end] == answer
         else:
             assert (answer, start, end) == (b"", -1, -1)
+
+
+def test_span_exports_cut_questions_and_answers_as_the_run_did(tiny_encoder, vocab):
+    model = kbl.build_span_labeler(tiny_encoder)
+    long_question = "what is the name of the animal that jumps over the dog"
+    contexts = tf.constant(["the quick brown fox jumps over the lazy dog"] * 2)
+
+    def serve(questions, **settings):      # the module the export saves (test_span_labeler_* saves one)
+        spec = TaskSpec("span", True, 32, text_fields=("text", "text_b"), **settings)
+        out = ServingModule(model, spec, vocab, variant="portable")._serve(tf.constant(questions), contexts)
+        return out["answer"].numpy().tolist(), out["score"].numpy()
+    # max_query_length 4 keeps "what is the name" of the question, as the run's windows did.
+    cut, cut_scores = serve([long_question, "what is the name"], max_query_length=4, max_answer_length=1)
+    assert cut[0] == cut[1] and np.allclose(cut_scores[0], cut_scores[1], atol=1e-5)
+    assert all(b" " not in answer for answer in cut)                           # one-token answers
+    _, whole_scores = serve([long_question, "what is the name"])
+    assert not np.allclose(whole_scores[0], whole_scores[1], atol=1e-5)   # without it, the whole question counts
 
 
 def test_regression_and_encoder(tiny_encoder, vocab, tmp_path):

@@ -170,7 +170,8 @@ def test_run_squad_end_to_end_learns(version, tiny_init, tmp_path):
     assert set(predictions) == {e.qid for e in squad.read_squad_json(dev)}
     assert (out / "null_odds.json").exists() == v2 and (out / "nbest_predictions.json").exists()
     info = json.loads((out / "task.json").read_text())
-    assert info == {"task_type": "span", "lower_case": True, "seq_length": 48, "text_fields": ["text", "text_b"]}
+    assert info == {"task_type": "span", "lower_case": True, "seq_length": 48, "text_fields": ["text", "text_b"],
+                    "max_query_length": 8, "max_answer_length": 30}
 
 
 def test_squad_json_errors(tmp_path):

@@ -32,6 +32,7 @@ class SquadTask(FinetuneTask):
     def __init__(self, tokenizer, packer, train, dev, *, doc_stride: int, max_query_length: int, n_best_size: int,
                  max_answer_length: int, version_2: bool, null_score_diff_threshold: float):
         self.packer, self.dev_examples = packer, dev
+        self.max_query_length = max_query_length
         self.answer_settings = dict(n_best_size=n_best_size, max_answer_length=max_answer_length,
                                     version_2=version_2, null_score_diff_threshold=null_score_diff_threshold)
         args = (tokenizer, packer.seq_length, doc_stride, max_query_length)
@@ -41,9 +42,10 @@ class SquadTask(FinetuneTask):
         self.answers = {e.qid: [text for text, _ in e.answers] for e in dev}
 
     def task_info(self) -> dict:
-        # Exactly the exporter's TaskSpec fields: text = question, text_b = context. The window and answer
-        # settings are in flags.json.
-        return {"text_fields": ["text", "text_b"]}
+        # Exactly the exporter's TaskSpec fields: text = question, text_b = context, and how questions and
+        # answers are cut (the other window and answer settings are in flags.json).
+        return {"text_fields": ["text", "text_b"], "max_query_length": self.max_query_length,
+                "max_answer_length": self.answer_settings["max_answer_length"]}
 
     def build_model(self, encoder):
         return build_span_labeler(encoder)
