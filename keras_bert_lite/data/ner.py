@@ -45,32 +45,58 @@ class TaggedSentences:
 _FIELD = re.compile(r"[^ \t\r\n]+")   # columns part at ASCII spaces and tabs: a no-break space stays in its word
 
 
+def _columns(line: str) -> list[str]:
+    """A line's columns: split at tabs if the line holds one (a column may then hold spaces: `New York\tB-LOC`),
+    else at ASCII spaces; [] for a blank line."""
+    if "\t" not in line:
+        return _FIELD.findall(line)
+    columns = [column.strip(" \r\n") for column in line.split("\t")]
+    while columns and not columns[-1]:
+        columns.pop()
+    return columns
+
+
 def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     """Reads a CoNLL-2003 file: `word POS chunk TAG` per line (the word first, the tag last, at least two
     columns), a blank line between sentences, `-DOCSTART-` lines ignored.
 
+    A line holding a tab is split at tabs, so that its word may hold spaces (`New York\tB-LOC`): such a word
+    stays one word, labelled on its first WordPiece and given one prediction, so that predictions line up with
+    the file's lines. Other lines are split at ASCII spaces (a no-break space stays inside its word).
+
     Raises:
-        DataError: "path:line: ..." for a line with a single column or bytes that are not UTF-8 (unless
-            skip_bad_rows, which skips the line).
+        DataError: "path:line: ..." for a line with a single column, an empty word before a tab, or bytes that
+            are not UTF-8 (unless skip_bad_rows, which skips the line); for a file whose every line has one
+            column (words without tags), whatever skip_bad_rows.
     """
     sentences, tags, lines, bad = [], [], [], []
     words, labels, first = [], [], None
+    tagged, words_only = False, None       # any line with a tag column; the first line with a single column
     for number, line in enumerate(io.StringIO(read_text(path), newline=None).readlines() + [""], 1):
-        fields = _FIELD.findall(line)
+        fields = _columns(line)
         if not fields or fields[0] == "-DOCSTART-":
             if words:
                 sentences.append(words), tags.append(labels), lines.append(first)
             words, labels, first = [], [], None
             continue
+        tagged = tagged or len(fields) > 1
+        if len(fields) == 1 and not words_only:
+            words_only = (number, fields[0])
         problem = undecodable(line, path) or ("" if len(fields) > 1 else (
             f"{line.strip()!r} has one column; a CoNLL line is `word ... TAG` (the word first, the entity tag "
-            "last), sentences separated by blank lines"))
+            "last), sentences separated by blank lines")) or ("" if fields[0] else (
+            f"{line.rstrip()!r} has an empty word before its first tab; put the word first (`word<TAB>TAG`)"))
         if problem:
             bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
             continue
         words.append(fields[0])
         labels.append(fields[-1])
         first = first or number
+    if words_only and not tagged:
+        number, word = words_only
+        raise DataError(f"{path}:{number}: {word!r} has one column, as has every line of this file: no tag column; "
+                        f"add one: each word's tag (`{word} B-PER`), or for unlabeled sentences to tag (--test_file) "
+                        f"a dummy tag (`{word} O`).")
     report_bad_rows(path, bad, skip_bad_rows, "malformed lines")
     if not sentences:
         raise DataError(f"{path}: no sentences found; expected CoNLL-2003 lines `word POS chunk TAG`.")
@@ -95,6 +121,17 @@ def tag_names(sentences: TaggedSentences) -> list[str]:
     """Sorted distinct tags, "O" first."""
     found = {t for tags in sentences.tags for t in tags}
     return sorted(found, key=lambda t: (t != "O", t))
+
+
+ENTITY_PREFIXES = ("B-", "I-", "E-", "S-", "L-", "U-")   # IOB1, IOB2, IOBES and BILOU
+
+
+def marks_entities(names: list[str]) -> bool:
+    """Whether tags name entity spans: some tag other than "O" starts with an IOB/IOBES/BILOU prefix (`B-PER`).
+
+    Tags without one (part of speech: `NN`, `VB`) tag words, not spans.
+    """
+    return any(name != "O" and name.startswith(ENTITY_PREFIXES) for name in names)
 
 
 def encode_tags(sentences: TaggedSentences, names: list[str]) -> list[np.ndarray]:

@@ -1,8 +1,9 @@
 """SQuAD examples and the official JSON files (`{"data": [{"paragraphs": [{"context", "qas": [...]}]}]}`).
 
 Each malformed entry is named by its JSON path (`data[0].paragraphs[3].qas[1]`; the official files are one
-line, so a line number would say nothing): a missing or non-text field, an answer that is not at its
-`answer_start`, an id used twice, bytes that are not UTF-8. `skip_bad_rows` (`--skip_bad_rows`) skips such a
+line, so a line number would say nothing): a missing or non-text field, an answer with empty or blank text (an
+unanswerable SQuAD 2.0 question has `"answers": []`), an `answer_start` outside the context, an answer that is not
+at its `answer_start`, an id used twice, bytes that are not UTF-8. `skip_bad_rows` (`--skip_bad_rows`) skips such a
 question, or every question of such a paragraph or article, and logs how many; a file that is not JSON, or has
 no "data" list, is always an error.
 """
@@ -102,11 +103,17 @@ def _example(qa, context: str, path: str) -> SquadExample:
     if not isinstance(answers, list):
         raise ValueError(f"field 'answers' is {answers!r}, not a list")
     pairs = []
-    for answer in answers:
+    for k, answer in enumerate(answers):
         text = answer.get("text") if isinstance(answer, dict) else None
         start = answer.get("answer_start") if isinstance(answer, dict) else None
         if _text_problem(text, "text", path) or not isinstance(start, int) or isinstance(start, bool):
             raise ValueError(f"answer {answer!r} is not {{\"text\": <text>, \"answer_start\": <character offset>}}")
+        if not text.strip():
+            raise ValueError(f"answers[{k}] has no text ({text!r}); give the answer as it is in the context, or mark "
+                             'an unanswerable SQuAD 2.0 question with "answers": [] and "is_impossible": true')
+        if not 0 <= start < len(context):
+            raise ValueError(f"answer {text!r} has answer_start {start}, outside the {len(context)}-character context; "
+                             "answer_start is the offset of the answer's first character in the context")
         if context[start:start + len(text)] != text:
             raise ValueError(f"answer {text!r} is not at answer_start {start} of the context")
         pairs.append((text, start))

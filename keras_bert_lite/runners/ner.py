@@ -4,10 +4,14 @@
     kbl-ner --train_file train.txt --dev_file valid.txt [--test_file test.txt] --init ... --model_dir ...
 
 The first WordPiece of each word predicts its tag (the paper's set-up; `runners.tasks.tagging`); dev metric:
-entity-level precision, recall and F1 (as seqeval's default mode; IOB1, IOB2 and IOBES tags). Writes
-dev_predictions.txt (and test_predictions.txt): `word gold predicted` per line, a blank line between sentences.
-Words past `--seq_length` tokens are predicted "O". A cased vocabulary suits NER (case marks names); the casing
-is the vocabulary's own.
+entity-level precision, recall and F1 (as seqeval's default mode; IOB1, IOB2 and IOBES tags). Tags without
+B-/I-/E-/S-/L-/U- prefixes (part of speech: `NN`, `VB`) tag words, not entities: the dev metric is then word
+accuracy (metrics.json's main_metric "accuracy"; a log line says so). A line holding a tab is split at tabs, so
+that a word may hold spaces (`New York<TAB>B-LOC`: one word, one prediction); other lines at spaces. Writes
+dev_predictions.txt (and test_predictions.txt): `word gold predicted` per line (tab-separated where a word holds
+a space), a blank line between sentences. Words past `--seq_length` tokens are predicted "O". Sentences to tag
+(--test_file) need a tag column too: a dummy one (`John O`). A cased vocabulary suits NER (case marks names);
+the casing is the vocabulary's own.
 """
 
 from __future__ import annotations

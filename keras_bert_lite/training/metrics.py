@@ -5,6 +5,7 @@ SQuAD evaluation script and seqeval in tests/training/test_metrics.py).
     pearson, spearman                                  (regression; float [n])
     squad_exact_match, squad_f1, squad_scores          (SQuAD v1.1/v2.0, official normalisation)
     entity_spans, entity_f1                            (NER: entity-level precision/recall/F1 like seqeval)
+    tag_accuracy                                       (word tagging without entity spans, e.g. part of speech)
 """
 
 from __future__ import annotations
@@ -189,3 +190,21 @@ def entity_f1(true_tags: list[list[str]], predicted_tags: list[list[str]]) -> di
     scores = {"precision": precision, "recall": recall, "f1": f1}
     scores.update({f"f1_{kind}": _precision_recall_f1(*map(float, c))[2] for kind, c in sorted(counts.items())})
     return scores
+
+
+def tag_accuracy(true_tags: list[list[str]], predicted_tags: list[list[str]]) -> dict[str, float]:
+    """Word-level accuracy: the share of words (of all sentences) whose predicted tag is the true one.
+
+    Args:
+        true_tags, predicted_tags: per sentence, one tag per word.
+
+    Returns:
+        {"accuracy"} in [0, 1] (0 without words).
+    """
+    if len(true_tags) != len(predicted_tags):
+        raise ValueError(f"tag_accuracy: {len(true_tags)} true sentences but {len(predicted_tags)} predicted.")
+    for sentence, (truth, predicted) in enumerate(zip(true_tags, predicted_tags)):
+        if len(truth) != len(predicted):
+            raise ValueError(f"tag_accuracy: sentence {sentence} has {len(truth)} true tags, {len(predicted)} "
+                             "predicted.")
+    return {"accuracy": accuracy([t for tags in true_tags for t in tags], [p for tags in predicted_tags for p in tags])}

@@ -60,3 +60,23 @@ def test_not_json_names_line_and_column_and_nothing_left_is_an_error(tmp_path):
     only_bad = write(tmp_path / "bad.json", [{"context": CONTEXT, "qas": [{"id": "x"}]}])
     with pytest.raises(DataError, match=rf"^{only_bad}: no questions found"):
         read_squad_json(only_bad, skip_bad_rows=True)
+
+
+@pytest.mark.parametrize("answers, problem", [
+    ([{"text": "", "answer_start": 999}], "answers[0] has no text (''); give the answer as it is in the context"),
+    ([{"text": "", "answer_start": -7}], "answers[0] has no text ('')"),
+    ([{"text": "1742", "answer_start": 24}, {"text": " ", "answer_start": 3}], "answers[1] has no text (' ')"),
+    ([{"text": "1742", "answer_start": -5}],          # context[-5:-1] is "1742": only the range check sees it
+     "answer '1742' has answer_start -5, outside the 29-character context"),
+], ids=["empty-past-end", "empty-negative", "blank-second-answer", "negative-start"])
+def test_an_answer_without_text_or_outside_the_context_is_named(tmp_path, answers, problem):
+    bad = {"id": "x", "question": "When?", "answers": answers}
+    path = write(tmp_path / "train.json", [{"context": CONTEXT, "qas": [GOOD, bad]}])
+    with pytest.raises(DataError, match=rf"^{path}: data\[0\].paragraphs\[0\].qas\[1\]: {re.escape(problem)}.*"
+                                        "--skip_bad_rows"):
+        read_squad_json(path)
+    assert [e.qid for e in read_squad_json(path, skip_bad_rows=True)] == ["good"]
+    # An unanswerable SQuAD 2.0 question keeps its empty answer list.
+    v2 = write(tmp_path / "v2.json", [{"context": CONTEXT, "qas": [
+        {"id": "none", "question": "Who?", "answers": [], "is_impossible": True}]}])
+    assert [(e.is_impossible, e.answers) for e in read_squad_json(v2)] == [(True, [])]

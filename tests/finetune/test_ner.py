@@ -1,6 +1,8 @@
 """NER: CoNLL reading, first-subword labels, end-to-end run with entity-level F1."""
 
 import json
+import logging
+import re
 
 import numpy as np
 import pytest
@@ -9,6 +11,8 @@ import tensorflow_datasets as tfds
 from keras_bert_lite.data import ner
 from keras_bert_lite.data.records import DataError
 from keras_bert_lite.runners.ner import parse_args, run
+from keras_bert_lite.runners.tasks.tagging import NerTask
+from keras_bert_lite.text import BertPacker
 from tests.finetune.conftest import common_flags, text_pipeline
 
 SENTENCES = [
@@ -91,3 +95,69 @@ def test_tfds_conll2003_reader():
         data = ner.load_tfds("train")
     assert len(data) == 3 and all(isinstance(w, str) for words in data.words for w in words)
     assert all(t in ner.tag_names(data) for tags in data.tags for t in tags)
+
+
+POS = [[("the", "DT"), ("cat", "NN"), ("runs", "VB")], [("a", "DT"), ("dog", "NN"), ("sleeps", "VB"), ("here", "RB")]]
+
+
+def fake_predict(num_tags, choose):
+    """`predict(dataset)` for NerTask: per batch, logits peaked at `choose(gold tag ids)` at every position."""
+    def predict(dataset):
+        return [np.eye(num_tags, dtype=np.float32)[choose(np.maximum(labels.numpy(), 0))] for _, labels in dataset]
+    return predict
+
+
+def tagging_task(uncased_vocab_path, train, dev, test=None):
+    vocab, tokenizer = text_pipeline(uncased_vocab_path)
+    return NerTask(tokenizer, BertPacker(32, vocab=vocab, dynamic=True), train, dev, test)
+
+
+def test_word_tags_without_prefixes_score_word_accuracy(tmp_path, uncased_vocab_path, caplog):
+    assert ner.marks_entities(["O", "B-PER"]) and ner.marks_entities(["O", "U-LOC"])
+    assert not ner.marks_entities(["DT", "NN", "VB"]) and not ner.marks_entities(["O"])
+    pos = ner.read_conll(conll(tmp_path / "pos.txt", POS))
+    with caplog.at_level(logging.INFO, logger="keras_bert_lite.ner"):
+        task = tagging_task(uncased_vocab_path, pos, pos)
+    assert task.main_metric == "accuracy" and task.tag_names == ["DT", "NN", "RB", "VB"]
+    assert "(DT, NN, RB, VB) have no B-/I-/E-/S-/L-/U- prefix" in caplog.text and "word accuracy" in caplog.text
+    assert task.evaluate(fake_predict(4, lambda gold: gold)) == {"accuracy": 1.0}
+    assert task.evaluate(fake_predict(4, np.zeros_like)) == {"accuracy": 2 / 7}      # "DT" everywhere: 2 of 7 words
+    # IOB tags keep entity F1 as the main metric, without that line.
+    caplog.clear()
+    iob = ner.read_conll(conll(tmp_path / "iob.txt"))
+    with caplog.at_level(logging.INFO, logger="keras_bert_lite.ner"):
+        task = tagging_task(uncased_vocab_path, iob, iob)
+    assert task.main_metric == "f1" and "word accuracy" not in caplog.text
+    assert task.evaluate(fake_predict(len(task.tag_names), lambda gold: gold))["f1"] == 1.0
+
+
+def test_a_tab_separated_word_may_hold_spaces(tmp_path, uncased_vocab_path):
+    path = tmp_path / "tabs.txt"
+    path.write_text("New York\tNNP\tB-LOC\nis \tVBZ\tO\t\n10\u00a0000 CD O\n\nLos Angeles\tB-LOC\n\n")
+    data = ner.read_conll(str(path))
+    assert data.words == [["New York", "is", "10\u00a0000"], ["Los Angeles"]]    # a space line keeps space columns
+    assert data.tags == [["B-LOC", "O", "O"], ["B-LOC"]] and data.lines == [1, 5]
+    task = tagging_task(uncased_vocab_path, data, data)
+    _, ids, word_of, first, labels = task.splits["dev"]
+    pieces = [text_pipeline(uncased_vocab_path)[0].tokens[i] for i in ids[0].numpy()]
+    assert pieces[:2] == ["new", "york"] and list(word_of[0][:2]) == [0, 0]    # "New York": one word, two pieces
+    assert [w for w, f in zip(word_of[0], first[0]) if f] == [0, 1, 2]           # one first piece per word
+    assert labels.to_list()[0][:2] == [task.tag_names.index("B-LOC"), ner.IGNORE]
+    task.write_predictions(fake_predict(len(task.tag_names), lambda gold: gold), str(tmp_path))
+    written = (tmp_path / "dev_predictions.txt").read_text()
+    assert written.startswith("New York\tB-LOC\tB-LOC\nis\tO\tO\n")              # one line per word, tab-separated
+    assert ner.read_conll(str(tmp_path / "dev_predictions.txt")).words == data.words
+    empty_word = tmp_path / "empty.txt"
+    empty_word.write_text("\tO\n\n")
+    with pytest.raises(DataError, match=re.escape(f"{empty_word}:1: '\\tO' has an empty word before its first tab")):
+        ner.read_conll(str(empty_word))
+
+
+def test_a_words_only_file_asks_for_a_dummy_tag_column(tmp_path):
+    path = tmp_path / "test.txt"
+    path.write_text("John\nlives\nhere\n\n")
+    message = (f"{path}:1: 'John' has one column, as has every line of this file: no tag column; add one: each "
+               "word's tag (`John B-PER`), or for unlabeled sentences to tag (--test_file) a dummy tag (`John O`).")
+    for skip_bad_rows in (False, True):                      # skipping would skip every word
+        with pytest.raises(DataError, match=f"^{re.escape(message)}$"):
+            ner.read_conll(str(path), skip_bad_rows=skip_bad_rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import keras
@@ -11,17 +12,26 @@ from keras_bert_lite.data import ner
 from keras_bert_lite.data.features import length_order, packed_dataset
 from keras_bert_lite.models import build_token_classifier
 from keras_bert_lite.runners.finetune import FinetuneTask
-from keras_bert_lite.training.metrics import entity_f1
+from keras_bert_lite.training.metrics import entity_f1, tag_accuracy
 from keras_bert_lite.utils.files import atomic_write_text
+
+logger = logging.getLogger("keras_bert_lite.ner")
 
 
 class NerTask(FinetuneTask):
     """Token classification with first-subword labels (the paper's set-up): the first WordPiece of each word
-    predicts its tag; dev metric: entity-level precision, recall and F1 (seqeval's default mode).
+    predicts its tag. Dev metric: entity-level precision, recall and F1 (seqeval's default mode; main metric
+    "f1") when the training tags mark entities (`B-PER`, `I-LOC`: `data.ner.marks_entities`); else, for word
+    tagging such as part of speech (`NN`, `VB`), word accuracy (main metric "accuracy"): the share of dev words
+    whose tag is right, words past the sequence length counting as predicted "O".
 
     Args:
         tokenizer, packer: the library's `BertTokenizer` and a dynamic `BertPacker`.
         train, dev, test: CoNLL sentences (`data.ner`); test tags may be dummies.
+
+    Attributes:
+        entities: whether the tags mark entity spans (decided from the training tags).
+        main_metric: "f1" or "accuracy", as `entities`.
     """
 
     task_type = "token_classification"
@@ -31,6 +41,12 @@ class NerTask(FinetuneTask):
                  test: ner.TaggedSentences | None = None):
         self.packer = packer
         self.tag_names = ner.tag_names(train)
+        self.entities = ner.marks_entities(self.tag_names)
+        self.main_metric = "f1" if self.entities else "accuracy"
+        if not self.entities:
+            shown = ", ".join(self.tag_names[:8]) + (", ..." if len(self.tag_names) > 8 else "")
+            logger.info("The training tags (%s) have no B-/I-/E-/S-/L-/U- prefix, so they mark no entities: the dev "
+                        "metric is word accuracy (main metric \"accuracy\"), not entity F1.", shown)
         max_tokens = packer.seq_length - 2
         self.splits = {}
         for name, sentences in (("train", train), ("dev", dev), ("test", test)):
@@ -78,16 +94,20 @@ class NerTask(FinetuneTask):
         return tags
 
     def evaluate(self, predict) -> dict:
-        return entity_f1(self.splits["dev"][0].tags, self._tag(predict, "dev"))
+        score = entity_f1 if self.entities else tag_accuracy
+        return score(self.splits["dev"][0].tags, self._tag(predict, "dev"))
 
     def write_predictions(self, predict, out_dir: str) -> None:
+        """Writes `<split>_predictions.txt`: `word gold predicted` per line, a blank line between sentences; the
+        columns separated by tabs in a file where some word holds a space (`New York`), else by spaces."""
         for split in ("dev", "test"):
             if split not in self.splits:
                 continue
             sentences = self.splits[split][0]
             predicted = self._tag(predict, split)
+            separator = "\t" if any(" " in w for words in sentences.words for w in words) else " "
             blocks = []
             for s, words in enumerate(sentences.words):
                 gold = sentences.tags[s] if sentences.tags else ["O"] * len(words)
-                blocks.append("\n".join(f"{w} {g} {p}" for w, g, p in zip(words, gold, predicted[s])))
+                blocks.append("\n".join(separator.join(row) for row in zip(words, gold, predicted[s])))
             atomic_write_text(os.path.join(out_dir, f"{split}_predictions.txt"), "\n\n".join(blocks) + "\n")
