@@ -1,4 +1,5 @@
-"""Rows of CSV and TSV text with the line each starts on, and quotes that never close named by their line.
+"""Rows of CSV and TSV text with the line each starts on, and quotes that never close named by their line; and
+`tsv_text`, which writes rows back so that a field with a tab or a line break stays one field.
 
 Python's `csv` joins the lines of a quoted field (a CSV feature: a review may hold line breaks), so one quote
 left open would swallow every following line into a single field. The reader here is strict:
@@ -71,3 +72,12 @@ def _open_quote_line(lines: list[str], delimiter: str) -> int:
     """1-based line, within `lines`, of the quote whose field runs to the end (the row's last field)."""
     row = next(csv.reader(lines, delimiter=delimiter), [])     # not strict: the row as swallowed
     return 1 + sum(len(_LINE_BREAK.findall(value)) for value in row[:-1])
+
+
+def tsv_text(rows: list[list[str]]) -> str:
+    """Rows as TSV text, one line each: a field holding a tab, a line break or a double quote is quoted (as
+    spreadsheets, pandas and this module's reader read it), so that a row stays one line of the right width;
+    other fields are written as they are."""
+    out = io.StringIO()
+    csv.writer(out, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL).writerows(rows)
+    return out.getvalue()

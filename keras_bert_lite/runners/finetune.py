@@ -167,7 +167,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     summary = {
         "task_type": task.task_type, "main_metric": task.main_metric, "seeds": list(job.seeds),
         "metrics": dict(zip(names, table.mean(axis=0).tolist())),
-        "std": dict(zip(names, (table.std(axis=0, ddof=1) if len(job.seeds) > 1 else 0 * table[0]).tolist())),
+        "std": dict(zip(names, (table.std(axis=0, ddof=1) if len(job.seeds) > 1 else np.zeros(len(names))).tolist())),
         "best_seed": best_seed,
         "per_seed": {str(s): r for s, r in per_seed.items()},
     }

@@ -34,13 +34,14 @@ def write_csv(path, rows):
 
 
 def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path):
-    train = write_csv(tmp_path / "train.csv", reviews(192, 0))   # 96 examples at lr 3e-3: half the seeds
-    dev = write_csv(tmp_path / "dev.csv", reviews(24, 1))         # stayed at chance (with any strategy)
-    test = write_csv(tmp_path / "test.csv", [{"review": r["review"]} for r in reviews(10, 2)])
+    train = write_csv(tmp_path / "train.csv", [dict(r, id=f"t{i}") for i, r in enumerate(reviews(192, 0))])
+    dev = write_csv(tmp_path / "dev.csv", [dict(r, id=f"d{i}") for i, r in enumerate(reviews(24, 1))])
+    ids = ["id\twith a tab", "id\nwith a line break", 'id "quoted"'] + [f"r{i}" for i in range(3, 10)]
+    test = write_csv(tmp_path / "test.csv", [{"review": r["review"], "id": i} for r, i in zip(reviews(10, 2), ids)])
     out = tmp_path / "run"
     flags = common_flags(tiny_init, out, "--train_file", train, "--dev_file", dev, "--test_file", test,
                          "--text_a", "review", "--label", "stars", "--seeds", "1,2", "--epochs", "4",
-                         "--learning_rate", "1e-3")
+                         "--learning_rate", "1e-3", "--id_column", "id")
     summary = run(parse_args(flags))
     per_seed = summary["per_seed"]
     assert set(per_seed) == {"1", "2"} and summary["main_metric"] == "accuracy"
@@ -55,8 +56,9 @@ def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path):
     info = json.loads((out / "task.json").read_text())
     assert info == {"task_type": "classification", "lower_case": True, "seq_length": 32, "text_fields": ["text"],
                     "labels": ["neg", "pos"]}
-    rows = read_tsv(out / "test_predictions.tsv")
-    assert rows[0] == ["id", "prediction", "p_neg", "p_pos"] and len(rows) == 11
+    with open(out / "test_predictions.tsv", encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t"))              # ids with a tab or a line break stay one field
+    assert rows[0] == ["id", "prediction", "p_neg", "p_pos"] and [r[0] for r in rows[1:]] == ids
     assert [r[1] for r in rows[1:]] == [["neg", "pos"][i % 2] for i in range(10)]
     assert all(abs(float(r[2]) + float(r[3]) - 1) < 1e-5 for r in rows[1:])
     assert len(per_seed["1"]["epochs"]) == 4 and len(per_seed["1"]["train_seconds_per_epoch"]) == 4

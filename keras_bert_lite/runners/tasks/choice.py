@@ -8,6 +8,7 @@ import keras
 import numpy as np
 
 from keras_bert_lite.data import swag
+from keras_bert_lite.data.csv_rows import tsv_text
 from keras_bert_lite.data.features import length_order, packed_dataset
 from keras_bert_lite.models import build_multiple_choice
 from keras_bert_lite.runners.finetune import FinetuneTask
@@ -72,5 +73,4 @@ class SwagTask(FinetuneTask):
                 [f"p_{c}" for c in range(self.num_choices)]
             rows = [[str(data.ids[i])] + ([str(data.labels[i])] if data.labels is not None else [])
                     + [str(int(p.argmax()))] + [f"{q:.6f}" for q in p] for i, p in enumerate(probabilities)]
-            atomic_write_text(os.path.join(out_dir, f"{split}_predictions.tsv"),
-                              "\n".join("\t".join(r) for r in [header] + rows) + "\n")
+            atomic_write_text(os.path.join(out_dir, f"{split}_predictions.tsv"), tsv_text([header] + rows))

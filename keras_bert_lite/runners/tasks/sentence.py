@@ -7,6 +7,7 @@ import os
 import keras
 import numpy as np
 
+from keras_bert_lite.data.csv_rows import tsv_text
 from keras_bert_lite.data.features import length_order, packed_dataset, tokenize_texts
 from keras_bert_lite.data.sentences import SentenceData
 from keras_bert_lite.models import build_classifier
@@ -133,7 +134,7 @@ class SentenceTask(FinetuneTask):
                     + [f"{q:.6f}" for q in probs]
                     for i, t, p, probs in zip(split.data.ids, _or_none(split.targets, len(predicted)), predicted,
                                              probabilities)]
-        return "\n".join("\t".join(r) for r in [header] + rows) + "\n"
+        return tsv_text([header] + rows)
 
 
 def _or_none(values, n):
