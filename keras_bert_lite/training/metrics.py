@@ -94,11 +94,12 @@ def squad_exact_match(prediction: str, truth: str) -> float:
     return float(normalize_answer(prediction) == normalize_answer(truth))
 
 
-def squad_f1(prediction: str, truth: str) -> float:
-    """Token-overlap F1 of the normalised strings; an empty answer (v2 no-answer) scores 1 only against empty."""
+def squad_f1(prediction: str, truth: str, version_2: bool = True) -> float:
+    """Token-overlap F1 of the normalised strings. An answer that normalises to nothing (v2's no-answer "")
+    scores 1 only against another such one in v2.0's script, 0 in v1.1's."""
     predicted, true = normalize_answer(prediction).split(), normalize_answer(truth).split()
     if not predicted or not true:
-        return float(predicted == true)
+        return float(predicted == true and version_2)
     common = sum((collections.Counter(predicted) & collections.Counter(true)).values())
     if common == 0:
         return 0.0
@@ -106,29 +107,35 @@ def squad_f1(prediction: str, truth: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def squad_scores(predictions: dict[str, str], answers: dict[str, list[str]]) -> dict[str, float]:
-    """Exact match and F1 in percent, each the max over an example's gold answers, averaged over examples.
+def squad_scores(predictions: dict[str, str], answers: dict[str, list[str]], version_2: bool = True
+                 ) -> dict[str, float]:
+    """Exact match and F1 in percent, each the max over an example's gold answers, averaged over examples, as
+    the official script of the version computes them.
 
     Args:
         predictions: question id -> predicted text ("" = no answer, SQuAD v2).
         answers: question id -> gold answer texts (empty list = unanswerable, SQuAD v2).
+        version_2: score as evaluate-v2.0.py (gold answers that normalise to nothing dropped; a question
+            without gold answers is unanswerable), else as evaluate-v1.1.py.
 
     Returns:
-        {"exact_match", "f1"}, and for v2 data also "has_answer_f1", "no_answer_f1", ... per subset
-        (as the official v2.0 script, in percent). Missing predictions count as wrong.
+        {"exact_match", "f1"}, and for v2 data with unanswerable questions also "has_answer_f1",
+        "no_answer_f1", ... per subset (as the official v2.0 script, in percent). Missing predictions count as
+        wrong.
     """
     exact, f1 = {}, {}
     for qid, truths in answers.items():
-        truths = [t for t in truths if normalize_answer(t)] or [""]
+        if version_2:
+            truths = [t for t in truths if normalize_answer(t)] or [""]
         prediction = predictions.get(qid)
         if prediction is None:
             exact[qid] = f1[qid] = 0.0
             continue
         exact[qid] = max(squad_exact_match(prediction, t) for t in truths)
-        f1[qid] = max(squad_f1(prediction, t) for t in truths)
+        f1[qid] = max(squad_f1(prediction, t, version_2) for t in truths)
     scores = {"exact_match": 100.0 * _mean(exact.values()), "f1": 100.0 * _mean(f1.values())}
-    has_answer = [q for q, t in answers.items() if any(normalize_answer(a) for a in t)]
-    if len(has_answer) < len(answers):  # SQuAD v2: report both subsets as the official script does
+    has_answer = [q for q, t in answers.items() if t]
+    if version_2 and len(has_answer) < len(answers):  # report both subsets as the official script does
         no_answer = [q for q in answers if q not in set(has_answer)]
         for name, subset in (("has_answer", has_answer), ("no_answer", no_answer)):
             scores[f"{name}_exact_match"] = 100.0 * _mean(exact[q] for q in subset)

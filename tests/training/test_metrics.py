@@ -108,8 +108,19 @@ def test_squad_scores_match_the_official_script():
 
 
 def test_squad_v1_has_no_subset_scores_and_missing_predictions_count_as_wrong():
-    scores = M.squad_scores({"a": "x"}, {"a": ["x"], "b": ["y"]})
+    scores = M.squad_scores({"a": "x"}, {"a": ["x"], "b": ["y"]}, version_2=False)
     assert scores == {"exact_match": 50.0, "f1": 50.0}
+
+
+def test_a_gold_answer_that_normalises_to_nothing_scores_as_each_official_script():
+    # evaluate-v1.1.py: f1_score is 0 without common tokens, also when both sides are empty; no subsets.
+    # evaluate-v2.0.py: such a gold answer is dropped, leaving "" (1 against an empty prediction); the question
+    # still has answers (bool(qa["answers"])), so it is no unanswerable one.
+    answers, predictions = {"a": ["The"], "b": ["Paris"]}, {"a": "the", "b": "Paris"}
+    assert M.squad_scores(predictions, answers, version_2=False) == {"exact_match": 100.0, "f1": 50.0}
+    assert M.squad_scores(predictions, answers, version_2=True) == {"exact_match": 100.0, "f1": 100.0}
+    v2 = M.squad_scores({**predictions, "c": ""}, {**answers, "c": []}, version_2=True)
+    assert v2["has_answer_f1"] == 100.0 and v2["no_answer_exact_match"] == 100.0
 
 
 # ---- seqeval's default-mode entity extraction (seqeval/metrics/sequence_labeling.py, get_entities), vendored.

@@ -76,7 +76,7 @@ class SquadTask(FinetuneTask):
                                      **self.answer_settings)
 
     def evaluate(self, predict) -> dict:
-        return squad_scores(self._answers(predict)[0], self.answers)
+        return squad_scores(self._answers(predict)[0], self.answers, self.answer_settings["version_2"])
 
     def write_predictions(self, predict, out_dir: str) -> None:
         predictions, nbest, null_odds = self._answers(predict)
