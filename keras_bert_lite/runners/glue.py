@@ -61,8 +61,8 @@ class GlueJob(FinetuneJob):
     text_a: str = flag("text", "column of the (first) text", group="your own data")
     text_b: str = flag("", "column of the second text of a pair task", group="your own data")
     label: str = flag("label", "column of the label", group="your own data")
-    id_column: str = flag("", "column of example ids for prediction files (default: the row number)",
-                          group="your own data")
+    id_column: str = flag("", "column of example ids in the dev and test files, for their prediction files "
+                          "(default: the row number)", group="your own data")
     labels: str = flag("", "comma-separated label names in id order (default: the sorted distinct training "
                        "labels)", group="your own data")
     task_type: str = flag("classification", "classification or regression", group="your own data",
@@ -129,11 +129,12 @@ def _ax_available(job: GlueJob) -> bool:
 
 
 def _custom_parts(job: GlueJob) -> dict:
-    def load(path, labeled):
+    def load(path, labeled, ids=True):
         return read_sentence_file(path, text_a=job.text_a, text_b=job.text_b, label=job.label if labeled else "",
-                                  id_column=job.id_column, skip_bad_rows=job.skip_bad_rows)
+                                  id_column=job.id_column if ids else "", skip_bad_rows=job.skip_bad_rows)
 
-    train, dev = load(job.train_file, True), load(job.dev_file, True)
+    # The training file needs no ids: no predictions are written for it.
+    train, dev = load(job.train_file, True, ids=False), load(job.dev_file, True)
     tests = {"test_predictions.tsv": load(job.test_file, False)} if job.test_file else {}
     if job.task_type == "regression":
         return dict(train=train, train_targets=float_labels(train), devs={"": (dev, float_labels(dev))},

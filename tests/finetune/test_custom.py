@@ -34,7 +34,7 @@ def write_csv(path, rows):
 
 
 def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path):
-    train = write_csv(tmp_path / "train.csv", [dict(r, id=f"t{i}") for i, r in enumerate(reviews(192, 0))])
+    train = write_csv(tmp_path / "train.csv", reviews(192, 0))             # no ids: none are needed there
     dev = write_csv(tmp_path / "dev.csv", [dict(r, id=f"d{i}") for i, r in enumerate(reviews(24, 1))])
     ids = ["id\twith a tab", "id\nwith a line break", 'id "quoted"'] + [f"r{i}" for i in range(3, 10)]
     test = write_csv(tmp_path / "test.csv", [{"review": r["review"], "id": i} for r, i in zip(reviews(10, 2), ids)])
