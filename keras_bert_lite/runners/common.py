@@ -147,7 +147,8 @@ def start_encoder(job: RunJob, vocab: Vocab, pairs: str = "") -> keras.Model:
     Args:
         job: the settings.
         vocab: the run's vocabulary.
-        pairs: what the task's pairs of texts are (e.g. "sentence pairs"); "" for single texts.
+        pairs: what the task's pairs of texts are, for the message (e.g. "The task's text pairs"); "" for single
+            texts.
     """
     if job.init:
         encoder = load_encoder(job.init)
