@@ -199,7 +199,7 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
         shards = sorted(glob.glob(os.path.join(path, "*.safetensors")))
         if shards:
             return "hf", path, os.path.join(path, "config.json")
-        index = glob.glob(os.path.join(path, "*.ckpt*.index")) or glob.glob(os.path.join(path, "*.index"))
+        index = _tf1_indexes(path)
         if len(index) == 1:
             return "tf1", index[0][: -len(".index")], os.path.join(path, "bert_config.json")
         if index:
@@ -224,6 +224,11 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
         return "tf1", path, os.path.join(os.path.dirname(path), "bert_config.json")
     raise InputFileError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or "
                          "prefix.")
+
+
+def _tf1_indexes(directory: str) -> list[str]:
+    """The `.index` files of the TF1 checkpoints in `directory` (`*.ckpt*.index`, else any `*.index`)."""
+    return glob.glob(os.path.join(directory, "*.ckpt*.index")) or glob.glob(os.path.join(directory, "*.index"))
 
 
 def _read_config(config_path: str | None, config: BertConfig | None) -> BertConfig:
@@ -268,7 +273,7 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     expected = [n for names in _weight_sources(config, heads=True).values() for n in names]
     if fmt == "tf1":
         if os.path.isdir(path):
-            index = glob.glob(os.path.join(path, "*.ckpt*.index")) or glob.glob(os.path.join(path, "*.index"))
+            index = _tf1_indexes(path)
             if len(index) > 1:                  # _locate took the latest
                 logger.info("%s: %d TF1 checkpoints; reading %s, the latest (as the `checkpoint` file says).", path,
                             len(index), os.path.basename(location))

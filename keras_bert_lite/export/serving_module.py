@@ -33,8 +33,9 @@ from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.packing import truncated_lengths
+from keras_bert_lite.text.tokenizer import WORD_SEPARATOR
 
-_HAS_SEPARATOR = r"(?s).*[\s\p{Z}].*"   # holds a whitespace or separator character
+_HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"   # holds a whitespace or separator character
 _NEG = -1e9
 
 

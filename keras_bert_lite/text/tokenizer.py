@@ -12,7 +12,8 @@ from keras_bert_lite.text.wordpiece import FastWordpiece, PortableWordpiece
 
 VARIANTS = ("default", "portable")
 _PRINTABLE_ASCII = r"[\t\n\r\x20-\x7e]*"
-_FROM_SEPARATOR = r"(?s)[\s\p{Z}].*"      # a string from its first whitespace or separator character on
+WORD_SEPARATOR = r"[\s\p{Z}]"               # a whitespace or separator character (RE2): what parts words
+_FROM_SEPARATOR = rf"(?s){WORD_SEPARATOR}.*"   # a string from its first separator on
 
 
 class TokensWithOffsets(typing.NamedTuple):
