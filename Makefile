@@ -74,8 +74,13 @@ venv:
 demo: venv
 	$(PY) -m keras_bert_lite.demo
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist; default: the usable cores, at most 4; 0: in this
+# process), each test file whole on one worker (--dist loadfile: a module's fixtures, such as the fast demo's run,
+# are built once), files in tests/conftest.py's order (the longest first).
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
+
 test: venv
-	$(PY) -m pytest -q -rs $(PYTEST_ARGS)
+	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # make goldens: regenerates every generated file under tests/golden/ from the reference implementations, in
 # their own venv, GOLDENS_VENV (never .venv: torch and transformers are no dependency of keras_bert_lite).

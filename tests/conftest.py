@@ -4,6 +4,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import collections
 import importlib.util
 import pathlib
 
@@ -15,6 +16,13 @@ import pytest
 from keras_bert_lite import BertConfig
 
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
+
+
+def pytest_collection_modifyitems(items):
+    """Files with more `slow` tests first, in collection order otherwise: `make test`'s workers take whole files in
+    this order (--dist loadfile), so the longest ones (the fast demo's first) start early instead of ending alone."""
+    slow_tests = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow_tests[item.path])
 
 
 @pytest.fixture
