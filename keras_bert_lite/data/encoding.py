@@ -14,6 +14,8 @@ from keras_bert_lite.utils.errors import read_input, utf8_copy_name
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
+_ARCHIVES = {b"\x1f\x8b": "gzip-compressed (decompress it: `gunzip -k FILE`)",      # by their first bytes
+             b"PK\x03\x04": "a zip archive or an Excel workbook (unzip it, or save the sheet as CSV)"}
 
 
 def read_text(path: str) -> str:
@@ -21,10 +23,15 @@ def read_text(path: str) -> str:
 
     Raises:
         FileNotFoundError: no such file.
-        DataError: a directory, or a file that cannot be read.
+        DataError: a directory, a file that cannot be read, or a compressed file (gzip, zip, .xlsx), whose bytes
+            would be reported as another text encoding.
         InputFileError: the file is UTF-16.
     """
-    return read_input(path, DataError).decode("utf-8-sig", errors="surrogateescape")
+    data = read_input(path, DataError)
+    for magic, what in _ARCHIVES.items():
+        if data.startswith(magic):
+            raise DataError(f"{path}: is {what.replace('FILE', path)}, not text; pass the text file it holds.")
+    return data.decode("utf-8-sig", errors="surrogateescape")
 
 
 def undecodable(text: str, path: str) -> str | None:

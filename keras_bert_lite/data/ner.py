@@ -67,7 +67,8 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     Raises:
         DataError: "path:line: ..." for a line with a single column, an empty word before a tab, or bytes that
             are not UTF-8 (unless skip_bad_rows, which skips the line); for a file whose every line has one
-            column (words without tags), whatever skip_bad_rows.
+            column (words without tags), or whose tags are in the first column (`B-PER Peter`), whatever
+            skip_bad_rows.
     """
     sentences, tags, lines, bad = [], [], [], []
     words, labels, first = [], [], None
@@ -100,7 +101,25 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     report_bad_rows(path, bad, skip_bad_rows, "malformed lines")
     if not sentences:
         raise DataError(f"{path}: no sentences found; expected CoNLL-2003 lines `word POS chunk TAG`.")
+    _refuse_tags_first(path, sentences, tags, lines)
     return TaggedSentences(sentences, tags, lines, path)
+
+
+def _is_entity_tag(value: str) -> bool:
+    """Whether `value` is "O" or has an IOB/IOBES/BILOU prefix (`B-PER`)."""
+    return value == "O" or value.startswith(ENTITY_PREFIXES)
+
+
+def _refuse_tags_first(path: str, sentences: list, tags: list, lines: list) -> None:
+    """Raises a `DataError` for a file whose every word is an entity tag (`O`, `B-PER`) and whose last column
+    is not: the columns are `TAG word`, which would train the words as tags and the tags as words."""
+    if not all(_is_entity_tag(w) for words in sentences for w in words):     # stops at a file's first real word
+        return
+    last = next((t for labels in tags for t in labels if not _is_entity_tag(t)), None)
+    if last is not None:
+        raise DataError(f"{path}:{lines[0]}: the first column holds entity tags ({sentences[0][0]!r}) and the last "
+                        f"does not ({last!r}); a CoNLL line is `word ... TAG`, the word first and the tag last: swap "
+                        "the columns (for two: `awk '{print $2, $1}'`).")
 
 
 def load_tfds(split: str, data_dir: str | None = None) -> TaggedSentences:

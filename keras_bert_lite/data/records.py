@@ -3,7 +3,7 @@
 Files are UTF-8 (a byte-order mark is dropped; a row with bytes that are not UTF-8 is malformed: encoding.py);
 a CSV quote that never closes is a malformed row at the line where it opened (csv_rows.py).
 
-    rows, skipped = read_records("train.tsv")                  # [Record(line=2, values={"sentence": ..., ...})]
+    rows, skipped = read_records("train.tsv")           # [Record(line=2, values={"sentence": ..., ...}, row=0)]
     (texts, labels), _ = select_columns(rows, "train.tsv", ["sentence", "label"])   # or an error listing columns
 """
 
@@ -25,10 +25,13 @@ FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".jso
 
 @dataclasses.dataclass
 class Record:
-    """One row: its 1-based line number in the file and its values by column name."""
+    """One row: its 1-based line number in the file, its values by column name, and its 0-based position among
+    the file's rows (blank lines not counted, malformed rows counted: the rows after a skipped one keep their
+    numbers)."""
 
     line: int
     values: dict
+    row: int
 
 
 def file_format(path: str) -> str:
@@ -53,8 +56,9 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
 
     Raises:
         DataError: "path:line: ..." for a malformed row: the wrong number of fields, a quote that never closes,
-            bytes that are not UTF-8, a JSONL line that is not a JSON object (unless skip_bad_rows); the file is
-            missing or unreadable, or its header line is malformed.
+            bytes that are not UTF-8, a repeat of the header line, a JSONL line that is not a JSON object (unless
+            skip_bad_rows); the file is missing or unreadable, its header line is malformed (a column named
+            twice), or it is one JSON array instead of JSON Lines.
     """
     fmt = file_format(path)
     text = read_text(path)
@@ -68,6 +72,11 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
 
 
 def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
+    if text.lstrip().startswith("["):        # a JSON Lines line is an object, so this is one array of them
+        root, ext = os.path.splitext(path)
+        copy = f"{root}.lines.jsonl" if ext.lower() == ".jsonl" else f"{root}.jsonl"     # never the file itself
+        raise DataError(f"{path}: is one JSON array, not JSON Lines (one object per line); convert it, e.g. "
+                        f"`jq -c '.[]' {path} > {copy}`.")
     records, bad = [], []
     for number, line in enumerate(io.StringIO(text, newline=""), 1):
         if not line.strip():
@@ -89,7 +98,7 @@ def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
         if problem:
             bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
             continue
-        records.append(Record(number, values))
+        records.append(Record(number, values, len(records) + len(bad)))
     return records, bad
 
 
@@ -99,7 +108,7 @@ def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: s
     records, bad, names = [], [], header
     for number, row, problem in csv_rows(text, delimiter=delimiter, quoting=quoting):
         if names is None:
-            problem = problem or (undecodable(delimiter.join(row), path) if row else "")
+            problem = problem or (undecodable(delimiter.join(row), path) if row else "") or _repeated_name(row or [])
             if problem:
                 raise DataError(f"{path}:{number}: the header line is malformed: {problem}.")
             names = row or None
@@ -114,11 +123,26 @@ def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: s
             bad.append(f"{path}:{number}: {len(row)} fields, but the header has {len(names)} "
                        f"({', '.join(names)}); fix the row (an unescaped delimiter or quote?) or pass "
                        "--skip_bad_rows.")
+        elif [row[0].lstrip("\ufeff"), *row[1:]] == names:     # a second file's header (and BOM), joined on
+            bad.append(f"{path}:{number}: this row repeats the header line (files joined with their headers?); "
+                       f"delete it, {SKIP_HINT}.")
         else:
-            records.append(Record(number, dict(zip(names, row))))
+            records.append(Record(number, dict(zip(names, row)), len(records) + len(bad)))
     if names is None:
         raise DataError(f"{path}: the file is empty; it needs a header line naming the columns.")
     return records, bad
+
+
+def _repeated_name(names: list[str]) -> str:
+    """What is wrong with a header that names a column twice ("" if nothing; blank names may repeat: trailing
+    delimiters). Its rows would keep only the last of the two fields, whichever a flag named."""
+    seen = {}
+    for position, name in enumerate(names, 1):
+        if name.strip() and name in seen:
+            return (f"column {name!r} is named twice (columns {seen[name]} and {position}), so one of them would be "
+                    "lost; give each column its own name")
+        seen[name] = position
+    return ""
 
 
 COLUMN_FLAGS = "Pass the right column name (--text_a, --text_b, --label)."
@@ -141,7 +165,7 @@ def select_columns(records: list[Record], path: str, names: list[str], *, skip_b
     found = sorted({key for r in records[:1000] for key in r.values})
     for name in names:
         if records and all(name not in r.values for r in records):
-            raise DataError(f"{path}: no column {name!r}; the columns are {found}. {fix}")
+            raise DataError(f"{path}: no column {name!r}; the columns are {found}. {_separator_hint(found) or fix}")
     columns, skipped = [[] for _ in names], 0
     for r in records:
         missing = [name for name in names if name not in r.values]
@@ -154,6 +178,16 @@ def select_columns(records: list[Record], path: str, names: list[str], *, skip_b
         for column, name in zip(columns, names):
             column.append(r.values[name])
     return columns, skipped
+
+
+def _separator_hint(found: list[str]) -> str:
+    """The fix for a header read as one column that holds another separator ("" if it does not): the file is
+    separated otherwise than its extension says, so no column name could be right."""
+    separator = next((c for c in ",\t;|" if c in found[0]), None) if len(found) == 1 else None
+    if separator is None:
+        return ""
+    return (f"The header is one column holding {separator!r}: the file is not separated as its extension says "
+            "(.csv: commas, .tsv/.txt: tabs); rename it to the right extension, or convert it to one of them.")
 
 
 def require_text(path: str, lines: list[int], name: str, values: list) -> None:

@@ -52,7 +52,8 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
         path: the file.
         text_a, text_b: column names of the text(s); text_b "" for single-text tasks.
         label: the label column; "" for unlabeled data (a test set).
-        id_column: column of example ids for prediction files; "" numbers the examples 0, 1, ...
+        id_column: column of example ids for prediction files; "" numbers the file's rows 0, 1, ... (blank lines
+            not counted; a row skipped as malformed keeps its number, so the ids still match the file's rows).
         header: column names of a TSV/CSV without a header line.
         quoting: TSV only: honour double quotes (False for GLUE's TSVs).
         skip_bad_rows: skip and count malformed rows instead of raising.
@@ -70,14 +71,14 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
     if not columns[0]:
         raise DataError(f"{path}: no examples found (after {skipped + missing} malformed rows were skipped).")
     values = dict(zip(names, columns))
-    kept = [r.line for r in records if all(n in r.values for n in names)]
+    kept = [r for r in records if all(n in r.values for n in names)]
     for name in names[:2 if text_b else 1]:
-        require_text(path, kept, name, values[name])
+        require_text(path, [r.line for r in kept], name, values[name])
     return SentenceData(
         text_a=values[text_a], text_b=values[text_b] if text_b else None,
         labels=values[label] if label else None,
-        ids=values[id_column] if id_column else list(range(len(kept))),
-        lines=kept, source=path, skipped=skipped + missing)
+        ids=values[id_column] if id_column else [r.row for r in kept],
+        lines=[r.line for r in kept], source=path, skipped=skipped + missing)
 
 
 def _where(data: SentenceData, i: int) -> str:

@@ -3,9 +3,9 @@
 Each malformed entry is named by its JSON path (`data[0].paragraphs[3].qas[1]`; the official files are one
 line, so a line number would say nothing): a missing or non-text field, an answer with empty or blank text (an
 unanswerable SQuAD 2.0 question has `"answers": []`), an `answer_start` outside the context, an answer that is not
-at its `answer_start`, an id used twice, bytes that are not UTF-8. `skip_bad_rows` (`--skip_bad_rows`) skips such a
-question, or every question of such a paragraph or article, and logs how many; a file that is not JSON, or has
-no "data" list, is always an error.
+at its `answer_start`, an id used twice, bytes that are not UTF-8, an unanswerable question in a v1.1 run.
+`skip_bad_rows` (`--skip_bad_rows`) skips such a question, or every question of such a paragraph or article, and
+logs how many; a file that is not JSON, or has no "data" list, is always an error.
 """
 
 from __future__ import annotations
@@ -30,8 +30,14 @@ class SquadExample:
     is_impossible: bool = False
 
 
-def read_squad_json(path: str, *, skip_bad_rows: bool = False) -> list[SquadExample]:
+def read_squad_json(path: str, *, version_2: bool = True, skip_bad_rows: bool = False) -> list[SquadExample]:
     """Examples of an official SQuAD v1.1 or v2.0 JSON file.
+
+    Args:
+        path: the file.
+        version_2: whether unanswerable questions (SQuAD 2.0) are allowed; a v1.1 run refuses them as
+            malformed entries (a v1.1 run cannot predict or score "no answer").
+        skip_bad_rows: skip malformed entries, logging how many, instead of raising.
 
     Raises:
         DataError: the file is not JSON or has no "data" list; a malformed entry, named by its JSON path
@@ -62,7 +68,7 @@ def read_squad_json(path: str, *, skip_bad_rows: bool = False) -> list[SquadExam
                 continue
             for q, qa in enumerate(qas):
                 try:
-                    example = _example(qa, context, path)
+                    example = _example(qa, context, path, version_2)
                     if example.qid in seen:
                         raise ValueError(f"id {example.qid!r} is used twice (also by {seen[example.qid]}); ids must "
                                          "be unique (predictions.json is keyed by id)")
@@ -83,7 +89,7 @@ def _text_problem(value, name: str, path: str) -> str:
     return undecodable(value, path) or ""
 
 
-def _example(qa, context: str, path: str) -> SquadExample:
+def _example(qa, context: str, path: str, version_2: bool) -> SquadExample:
     """One question as an example. Raises ValueError naming what is wrong."""
     if not isinstance(qa, dict):
         raise ValueError(f"a JSON {type(qa).__name__}, not an object {{\"id\", \"question\", \"answers\"}}")
@@ -117,4 +123,8 @@ def _example(qa, context: str, path: str) -> SquadExample:
         if context[start:start + len(text)] != text:
             raise ValueError(f"answer {text!r} is not at answer_start {start} of the context")
         pairs.append((text, start))
+    if not version_2 and (impossible or not pairs):
+        why = "is_impossible is true" if impossible else "'answers' is empty"
+        raise ValueError(f"an unanswerable question ({why}), which SQuAD v1.1 does not have; for SQuAD 2.0 data pass "
+                         "--version 2.0, else give the question its answer")
     return SquadExample(qid, qa["question"], context, pairs, impossible)

@@ -65,7 +65,7 @@ def read_swag_csv(path: str, *, skip_bad_rows: bool = False, labeled: bool = Tru
                                 f"{list(range(NUM_CHOICES))} (the index of the right ending).")
             labels[i] = int(choice)
     endings = [[f"{columns[1][i]} {columns[2 + c][i]}".strip() for c in range(NUM_CHOICES)] for i in range(len(kept))]
-    ids = [r.values.get("fold-ind", i) for i, r in enumerate(kept)]
+    ids = [r.values.get("fold-ind", r.row) for r in kept]
     return ChoiceData(ids, columns[0], endings, labels, path)
 
 

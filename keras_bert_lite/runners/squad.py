@@ -52,7 +52,7 @@ def run(job: SquadJob) -> dict:
 
     def make_task(tokenizer, packer):
         if job.train_file:
-            train, dev = (squad.read_squad_json(f, skip_bad_rows=job.skip_bad_rows)
+            train, dev = (squad.read_squad_json(f, version_2=job.version == "2.0", skip_bad_rows=job.skip_bad_rows)
                           for f in (job.train_file, job.predict_file))
         else:
             train, dev = squad.load_tfds(job.version, "train"), squad.load_tfds(job.version, "validation")

@@ -1,10 +1,16 @@
-"""CSV quoting: a quote that never closes is named by the line where it opened, and only that row is lost."""
+"""CSV quoting: a quote that never closes is named by the line where it opened, and only that row is lost; and
+other ways a user's file goes wrong: a column named twice, a repeated header line, a JSON array for JSON Lines,
+another separator than the extension's; ids that number the file's rows across a skipped one."""
+
+import re
 
 import pytest
 
 from keras_bert_lite.data.csv_rows import csv_rows
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.data.records import read_records
+from keras_bert_lite.data.records import read_records, select_columns
+from keras_bert_lite.data.sentences import read_sentence_file
+from keras_bert_lite.data.swag import read_swag_csv
 
 # The issue's file: the label quote on line 2 swallowed lines 3-5 into one label 'neg\nfine film,pos\n...'.
 UNCLOSED = 'text,label\ngreat film,"neg\nfine film,pos\nawful,neg\nok film,pos\n'
@@ -48,3 +54,75 @@ def test_read_records_reports_the_unclosed_quote_or_skips_only_its_line(tmp_path
         read_records(str(path))
     records, skipped = read_records(str(path), skip_bad_rows=True)
     assert skipped == 1 and [(r.line, r.values["label"]) for r in records] == [(3, "pos"), (4, "neg"), (5, "pos")]
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path):
+    """Each row kept only the last of the two fields: --text_a text read 'other', silently."""
+    path = tmp_path / "train.csv"
+    path.write_text("text,label,text\nhi,1,other\n")
+    with pytest.raises(DataError, match=rf"^{path}:1: the header line is malformed: column 'text' is named twice "
+                                        r"\(columns 1 and 3\)"):
+        read_records(str(path))
+    path.write_text("text,label,,\nhi,1,,\n")          # blank names from trailing commas may repeat
+    assert read_records(str(path))[0][0].values["text"] == "hi"
+
+
+@pytest.mark.parametrize("name, text, copy", [
+    ("train.json", '[{"text": "hi", "label": 1}, {"text": "yo", "label": 0}]\n', "train.jsonl"),
+    ("train.jsonl", '[\n  {"text": "hi", "label": 1},\n  {"text": "yo", "label": 0}\n]\n', "train.lines.jsonl"),
+])
+def test_a_json_array_file_is_told_to_become_json_lines(tmp_path, name, text, copy):
+    """It was 'line 1: a JSON list, not an object', or 'not valid JSON' for each line of a pretty-printed array."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DataError, match=rf"^{path}: is one JSON array, not JSON Lines .*`jq -c '\.\[\]' {path} > "
+                                        rf"{tmp_path}/{copy}`\.$"):
+        read_records(str(path), skip_bad_rows=True)
+
+
+@pytest.mark.parametrize("joined", ["text,label\n", "\ufefftext,label\n"])
+def test_a_repeated_header_line_is_a_malformed_row(tmp_path, joined):
+    """Two files joined with their headers (cat a.csv b.csv) made the header row an example of a class 'label'."""
+    path = tmp_path / "train.csv"
+    path.write_text("text,label\nfine,pos\n" + joined + "awful,neg\n", encoding="utf-8")
+    with pytest.raises(DataError, match=rf"^{path}:3: this row repeats the header line .*--skip_bad_rows"):
+        read_records(str(path))
+    records, skipped = read_records(str(path), skip_bad_rows=True)
+    assert skipped == 1 and [r.values["label"] for r in records] == ["pos", "neg"]
+
+
+@pytest.mark.parametrize("name, text, separator", [
+    ("train.csv", "text;label\nfine;pos\n", ";"),           # a European spreadsheet's CSV
+    ("train.txt", "text,label\nfine,pos\n", ","),           # .txt is read as TSV
+    ("train.csv", "text\tlabel\nfine\tpos\n", "\t"),
+])
+def test_a_file_separated_otherwise_than_its_extension_says_is_told_so(tmp_path, name, text, separator):
+    """The error told users to pass the right column name, which no name could be."""
+    path = tmp_path / name
+    path.write_text(text)
+    records, _ = read_records(str(path))
+    holding = re.escape(repr(separator))
+    with pytest.raises(DataError, match=rf"no column 'text'; .* The header is one column holding {holding}: the file "
+                                        r"is not separated as its extension says"):
+        select_columns(records, str(path), ["text", "label"])
+
+
+@pytest.mark.parametrize("name, text", [
+    ("test.csv", 'text,label\nfine,pos\n"open,neg\nawful,neg\n\nok,pos\n'),         # a quote never closed
+    ("dev.tsv", "text\tlabel\nfine\tpos\nbad\t\nawful\tneg\n\nok\tpos\n"),          # a row without a label
+    ("test.jsonl", '{"text": "fine", "label": "pos"}\n{"text": \n{"text": "awful", "label": "neg"}\n\n'
+                   '{"text": "ok", "label": "pos"}\n'),
+])
+def test_ids_number_the_file_s_rows_across_a_skipped_one(tmp_path, name, text):
+    """Without --id_column the prediction files' ids numbered the kept examples: after a row skipped with
+    --skip_bad_rows, each prediction carried the id of the row before it (predictions hold no text)."""
+    path = tmp_path / name
+    path.write_text(text)
+    data = read_sentence_file(str(path), text_a="text", label="label", skip_bad_rows=True)
+    assert (data.text_a, data.ids, data.skipped) == (["fine", "awful", "ok"], [0, 2, 3], 1)
+
+
+def test_swag_ids_number_the_file_s_rows_across_a_skipped_one(tmp_path):
+    path = tmp_path / "test.csv"
+    path.write_text("sent1,sent2,ending0,ending1,ending2,ending3\na,b,w,x,y,z\na,b,w,x\na,b,w,x,y,z\n")
+    assert read_swag_csv(str(path), labeled=False, skip_bad_rows=True).ids == [0, 2]

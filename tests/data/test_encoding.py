@@ -1,6 +1,7 @@
 """Input encodings: bytes that are not UTF-8 are named by file:line with the re-encoding fix (and skippable);
 a UTF-8 byte-order mark is dropped, so it never renames the first column."""
 
+import gzip
 import json
 
 import pytest
@@ -83,4 +84,16 @@ def test_utf16_files_get_the_utf16_fix(tmp_path):
     path.write_text("text\tlabel\nfine\tpos\n", encoding="utf-16")
     with pytest.raises(InputFileError, match=rf"^{path}: is UTF-16 .*`iconv -f utf-16 -t utf-8 {path} > .*train\.utf8"
                                              r"\.tsv`"):
+        read_records(str(path))
+
+
+@pytest.mark.parametrize("content, what", [
+    (gzip.compress(b"text,label\nfine,pos\n"), r"is gzip-compressed \(decompress it: `gunzip -k {path}`\)"),
+    (b"PK\x03\x04\x14\x00\x06\x00", r"is a zip archive or an Excel workbook"),
+])
+def test_a_compressed_file_is_named_as_such(tmp_path, content, what):
+    """A gzip file named train.csv was 'not UTF-8 ... re-encode it with iconv -f latin1', which gives garbage."""
+    path = tmp_path / "train.csv"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=rf"^{path}: {what.format(path=path)}.*, not text; pass the text file it holds"):
         read_records(str(path))

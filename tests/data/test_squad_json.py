@@ -80,3 +80,15 @@ def test_an_answer_without_text_or_outside_the_context_is_named(tmp_path, answer
     v2 = write(tmp_path / "v2.json", [{"context": CONTEXT, "qas": [
         {"id": "none", "question": "Who?", "answers": [], "is_impossible": True}]}])
     assert [(e.is_impossible, e.answers) for e in read_squad_json(v2)] == [(True, [])]
+
+
+@pytest.mark.parametrize("unanswerable", [{"is_impossible": True, "answers": []}, {"answers": []}])
+def test_a_v1_1_read_refuses_an_unanswerable_question(tmp_path, unanswerable):
+    """A SQuAD 2.0 file in a v1.1 run (--version left at 1.1) is refused before training: its unanswerable
+    questions trained towards [CLS] and the v1.1 scoring of the dev set crashed after the last epoch."""
+    path = write(tmp_path / "train-v2.0.json", [{"context": CONTEXT, "qas": [
+        GOOD, {"id": "none", "question": "Who?", **unanswerable}]}])
+    with pytest.raises(DataError, match=r"qas\[1\]: an unanswerable question .* pass --version 2\.0"):
+        read_squad_json(path, version_2=False)
+    assert [e.qid for e in read_squad_json(path, version_2=False, skip_bad_rows=True)] == ["good"]
+    assert [e.qid for e in read_squad_json(path)] == ["good", "none"]

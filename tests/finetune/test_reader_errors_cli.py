@@ -157,3 +157,18 @@ def test_kbl_vocab_refuses_a_directory_and_a_blank_corpus(tmp_path):
     assert error_line(run_vocab.main, ["--input", str(blank), *out]).startswith(
         f"error: --input {blank}: no text (every line is blank)")
     assert not (tmp_path / "out").exists()
+
+
+def test_squad_v2_data_in_a_v1_1_run_is_refused_before_training(tmp_path, uncased_vocab_path):
+    """--version left at 1.1 with SQuAD 2.0 files: it trained, then crashed scoring the dev set ('max() arg is an
+    empty sequence')."""
+    train = tmp_path / "train-v2.0.json"
+    train.write_text(json.dumps({"version": "v2.0", "data": [{"paragraphs": [{"context": "abc def", "qas": [
+        {"id": "1", "question": "?", "answers": [{"text": "def", "answer_start": 4}]},
+        {"id": "2", "question": "?", "answers": [], "is_impossible": True}]}]}]}))
+    argv = ["--train_file", str(train), "--predict_file", str(train), *flags(tmp_path, uncased_vocab_path),
+            "--max_query_length", "8"]
+    message = error_line(run_squad.main, argv)
+    assert message.startswith(f"error: {train}: data[0].paragraphs[0].qas[1]: an unanswerable question") and \
+        "pass --version 2.0" in message
+    assert not (tmp_path / "run" / "metrics.json").exists()

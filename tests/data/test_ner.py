@@ -1,0 +1,21 @@
+"""CoNLL files as users write them: the columns in the other order are refused, not trained swapped."""
+
+import pytest
+
+from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.data.ner import read_conll
+
+
+def test_tags_in_the_first_column_are_refused(tmp_path):
+    """`B-ORG EU` lines read 'B-ORG' as the word and 'EU' as its tag, silently: the model learnt words as tags."""
+    path = tmp_path / "train.txt"
+    path.write_text("-DOCSTART- O\n\nB-ORG EU\nO rejects\n\nB-PER Peter\n")
+    with pytest.raises(DataError, match=rf"^{path}:3: the first column holds entity tags \('B-ORG'\) and the last "
+                                        r"does not \('EU'\).*swap the columns"):
+        read_conll(str(path))
+
+
+def test_words_that_look_like_tags_in_the_right_order_are_read(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text("U-boat B-MISC\nO O\n\nS-Bahn B-LOC\n")      # words with a tag's prefix, tags last
+    assert read_conll(str(path)).tags == [["B-MISC", "O"], ["B-LOC"]]
