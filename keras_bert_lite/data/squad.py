@@ -20,7 +20,8 @@ import tensorflow as tf
 from keras_bert_lite.data.features import tokenize_fn
 from keras_bert_lite.data.squad_json import SquadExample, read_squad_json
 
-__all__ = ["SquadExample", "Windows", "extract_answers", "load_tfds", "make_windows", "read_squad_json"]
+__all__ = ["SquadExample", "Windows", "check_context_room", "extract_answers", "load_tfds", "make_windows",
+           "read_squad_json"]
 
 
 @dataclasses.dataclass
@@ -73,12 +74,18 @@ def _tokenize(tokenizer, texts):
     return ids, starts, ends
 
 
+def check_context_room(seq_length: int, max_query_length: int) -> None:
+    """Raises a ValueError naming both flags when a window of `seq_length` tokens has no room for the context
+    after `max_query_length` question tokens and the 3 special tokens ([CLS] q [SEP] context [SEP])."""
+    if seq_length - max_query_length - 3 < 1:
+        raise ValueError(f"--seq_length {seq_length} leaves no room for the context after --max_query_length "
+                         f"{max_query_length} and 3 special tokens; raise --seq_length or lower --max_query_length.")
+
+
 def make_windows(examples: list[SquadExample], tokenizer, seq_length: int, doc_stride: int,
                  max_query_length: int, training: bool) -> Windows:
     """Cuts every example's context into overlapping windows; for training, finds the answer's positions."""
-    if seq_length - max_query_length - 3 < 1:
-        raise ValueError(f"--seq_length {seq_length} leaves no room for the context after --max_query_length "
-                         f"{max_query_length} and 3 special tokens.")
+    check_context_room(seq_length, max_query_length)
     question_ids = [q[:max_query_length] for q in _tokenize(tokenizer, [e.question for e in examples])[0]]
     context_ids, starts, ends = _tokenize(tokenizer, [e.context for e in examples])
     rows = collections.defaultdict(list)

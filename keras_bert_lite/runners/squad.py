@@ -19,6 +19,7 @@ import sys
 from keras_bert_lite.data import squad
 from keras_bert_lite.runners import common
 from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, redefault
 from keras_bert_lite.runners.tasks.span import SquadTask
 
@@ -49,6 +50,10 @@ def run(job: SquadJob) -> dict:
         raise SystemExit("Give both --train_file and --predict_file (SQuAD JSON), or neither (tfds squad).")
     if job.doc_stride < 1 or job.max_query_length < 1 or job.max_answer_length < 1 or job.n_best_size < 1:
         raise SystemExit("--doc_stride, --max_query_length, --max_answer_length and --n_best_size must be >= 1.")
+    try:
+        squad.check_context_room(job.seq_length, job.max_query_length)
+    except ValueError as error:
+        raise SettingsError(str(error)) from None
 
     def make_task(tokenizer, packer):
         if job.train_file:

@@ -67,7 +67,8 @@ def test_squad_bad_answer_and_skip_bad_rows_reaches_the_reader(tmp_path, uncased
     train = tmp_path / "train.json"
     train.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc def", "qas": [
         {"id": "1", "question": "?", "answers": [{"text": "def", "answer_start": 0}]}]}]}]}))
-    argv = ["--train_file", str(train), "--predict_file", str(train), *flags(tmp_path, uncased_vocab_path)]
+    argv = ["--train_file", str(train), "--predict_file", str(train), *flags(tmp_path, uncased_vocab_path),
+            "--max_query_length", "8"]
     message = error_line(run_squad.main, argv)
     assert message.startswith(f"error: {train}: data[0].paragraphs[0].qas[0]: answer 'def' is not at answer_start 0")
     # With --skip_bad_rows the one question is skipped, and the file has nothing left.
@@ -172,3 +173,14 @@ def test_squad_v2_data_in_a_v1_1_run_is_refused_before_training(tmp_path, uncase
     assert message.startswith(f"error: {train}: data[0].paragraphs[0].qas[1]: an unanswerable question") and \
         "pass --version 2.0" in message
     assert not (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_squad_seq_length_without_room_for_the_context_is_one_line(tmp_path, uncased_vocab_path):
+    """--seq_length 32 with the default --max_query_length 64: a ValueError traceback once the files were read."""
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc def", "qas": [
+        {"id": "1", "question": "?", "answers": [{"text": "def", "answer_start": 4}]}]}]}]}))
+    message = error_line(run_squad.main, ["--train_file", str(train), "--predict_file", str(train),
+                                          *flags(tmp_path, uncased_vocab_path)])
+    assert message == ("error: --seq_length 32 leaves no room for the context after --max_query_length 64 and 3 "
+                       "special tokens; raise --seq_length or lower --max_query_length.")
