@@ -17,6 +17,7 @@ import sys
 from keras_bert_lite.serving.batcher import Batcher
 from keras_bert_lite.serving.flags import DEFAULT_BATCH_TIMEOUT_MS, parse_args, request_limits
 from keras_bert_lite.serving.health import Health
+from keras_bert_lite.serving.limits import MIB
 from keras_bert_lite.serving.manager import ModelManager
 from keras_bert_lite.serving.rpc import Answerer
 from keras_bert_lite.serving.server import ModelServer
@@ -65,7 +66,7 @@ async def serve(args):
     if args.max_batch_size > 1:
         timeout_ms = DEFAULT_BATCH_TIMEOUT_MS if args.batch_timeout_ms is None else args.batch_timeout_ms
         batcher = Batcher(args.max_batch_size, timeout_ms / 1000)
-    answerer = Answerer(WorkerPool(args.max_concurrent_requests))
+    answerer = Answerer(WorkerPool(args.max_concurrent_requests), args.max_message_mb * MIB)
     handlers = [PredictionService(manager, answerer, request_limits(args), batcher).handler(),
                 ModelService(manager, answerer).handler()]
     server = ModelServer(handlers, args.host, args.port, args.max_message_mb, _read_tls(args))

@@ -76,12 +76,15 @@ class ServingClient:
             signature: The signature key.
             version: A specific model version, or None for the latest.
             output_filter: Output keys to return; empty for all.
+
+        Raises:
+            TypeError, ValueError: For texts that are not lists of strings of one length (see `_encoded_texts`).
         """
-        inputs = {TEXT: texts} if text_b is None else {TEXT: texts, TEXT_B: text_b}
+        inputs = _encoded_texts(texts, text_b)
         request = predict_pb2.PredictRequest(output_filter=list(output_filter))
         self._model_spec(request.model_spec, signature, version)
         for key, values in inputs.items():
-            request.inputs[key].CopyFrom(_string_tensor(key, values))
+            request.inputs[key].CopyFrom(tf.make_tensor_proto(values, dtype=tf.string, shape=[len(values)]))
         response = self._call(self._predictions.Predict, request)
         return {key: tf.make_ndarray(proto) for key, proto in response.outputs.items()}
 
@@ -103,14 +106,17 @@ class ServingClient:
 
         Returns:
             For each text, the list of (label, score) pairs the signature returned, in its class order.
+
+        Raises:
+            TypeError, ValueError: For texts that are not lists of strings of one length (see `_encoded_texts`).
         """
+        inputs = _encoded_texts(texts, text_b)
         request = classification_pb2.ClassificationRequest()
         self._model_spec(request.model_spec, signature, version)
-        rows = zip(texts, text_b) if text_b is not None else ((text,) for text in texts)
-        for row in rows:
+        for row in zip(*inputs.values()):
             example = request.input.example_list.examples.add()
-            for key, value in zip((TEXT, TEXT_B), row):
-                example.features.feature[key].bytes_list.value.append(_bytes(value))
+            for key, value in zip(inputs, row):
+                example.features.feature[key].bytes_list.value.append(value)
         response = self._call(self._predictions.Classify, request)
         return [[(entry.label, entry.score) for entry in classifications.classes]
                 for classifications in response.result.classifications]
@@ -197,14 +203,37 @@ class ServingClient:
         return ServingClientError(code, details)
 
 
-def _string_tensor(key, values):
+def _encoded_texts(texts, text_b=None):
+    """{"text": [bytes], "text_b": [bytes] (only for pairs)}: the texts of a request, as UTF-8 bytes.
+
+    Raises:
+        TypeError: For a single string instead of a list (Classify sent one example per character), or an
+            element that is not str or bytes (`bytes(5)` sent five NUL bytes).
+        ValueError: When `text_b` holds another number of texts than `texts` (Classify dropped the pairs past
+            the shorter one).
+    """
+    inputs = {TEXT: _encoded(TEXT, texts)}
+    if text_b is not None:
+        inputs[TEXT_B] = _encoded(TEXT_B, text_b)
+        if len(inputs[TEXT_B]) != len(inputs[TEXT]):
+            raise ValueError(f"'{TEXT}' and '{TEXT_B}' must hold the same number of texts (one text_b per text), "
+                             f"got {len(inputs[TEXT])} and {len(inputs[TEXT_B])}")
+    return inputs
+
+
+def _encoded(key, values):
     if isinstance(values, (str, bytes)):
         raise TypeError(f"'{key}' must be a list of strings, not a single {type(values).__name__}")
-    return tf.make_tensor_proto([_bytes(value) for value in values], dtype=tf.string, shape=[len(values)])
+    return [_bytes(key, index, value) for index, value in enumerate(values)]
 
 
-def _bytes(value):
-    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+def _bytes(key, index, value):
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"'{key}'[{index}] is not a string but {type(value).__name__} {value!r:.40}: pass str or UTF-8 "
+                    f"bytes")
 
 
 def _text(value):

@@ -11,6 +11,7 @@ dropped); blank lines (nothing but whitespace) are skipped, every other line get
 
 import argparse
 import json
+import math
 import sys
 
 import numpy as np
@@ -27,7 +28,8 @@ def parse_args(argv):
     parser.add_argument("--signature", default="serving_default", help="signature key (default %(default)s)")
     parser.add_argument("--pairs", action="store_true", help="lines are 'text<TAB>text_b' (pair tasks)")
     parser.add_argument("--batch_size", type=_positive_int, default=32, help="texts per request (default %(default)s)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default %(default)s)")
+    parser.add_argument("--timeout", type=_positive_seconds, default=30.0,
+                        help="seconds per request (default %(default)s)")
     parser.add_argument("--ssl_ca", type=argparse.FileType("rb"),
                         help="PEM certificate(s) to trust: connect over TLS, to a server started with "
                              "--ssl_cert/--ssl_key (default: plain TCP)")
@@ -93,6 +95,17 @@ def read_rows(lines, pairs):
             raise InputError(f"{name} line {number} has no tab: --pairs expects 'text<TAB>text_b' on every line")
         rows.append(line.split("\t", 1) if pairs else [line])
     return rows
+
+
+def _positive_seconds(value):
+    """A finite number of seconds > 0: 0, -1, nan and inf each failed every call as 'did not answer within'."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {value!r}") from None
+    if not 0 < number < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {value}")
+    return number
 
 
 def _positive_int(value):

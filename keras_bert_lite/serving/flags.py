@@ -7,6 +7,7 @@ time out.
 
 import argparse
 import os
+import threading
 
 from keras_bert_lite.serving import limits
 from keras_bert_lite.serving.manager import DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_MAX_LOAD_RETRIES
@@ -14,6 +15,7 @@ from keras_bert_lite.serving.manager import DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAUL
 DEFAULT_BATCH_TIMEOUT_MS = 0.0
 DEFAULT_MAX_CONCURRENT_REQUESTS = 32
 MAX_PORT = 65535
+MAX_MESSAGE_MB = (2 ** 31 - 1) // limits.MIB  # gRPC takes message sizes as int32 bytes: 2048 MiB crashed at start
 _DEFAULT_LIMITS = limits.RequestLimits()
 
 
@@ -29,10 +31,11 @@ def parse_args(argv):
                              "--ssl_cert/--ssl_key logs a warning")
     parser.add_argument("--ssl_cert", help="PEM certificate chain: serve over TLS (needs --ssl_key; default: no TLS)")
     parser.add_argument("--ssl_key", help="PEM private key of --ssl_cert")
-    parser.add_argument("--max_message_mb", type=_positive(int), default=64,
-                        help="largest request/response message in MiB (default 64)")
+    parser.add_argument(limits.MESSAGE_FLAG, type=_checked(int, lambda number: 0 < number <= MAX_MESSAGE_MB,
+                                                           f"in 1..{MAX_MESSAGE_MB}"), default=64,
+                        help=f"largest request/response message in MiB, at most {MAX_MESSAGE_MB} (default 64)")
     add_limit_flags(parser)
-    parser.add_argument("--poll_seconds", type=float, default=1.0,
+    parser.add_argument("--poll_seconds", type=_non_negative(float), default=1.0,
                         help="seconds between scans for new versions; 0 scans once at start (default 1)")
     parser.add_argument("--load_timeout_seconds", type=_positive(float), default=DEFAULT_LOAD_TIMEOUT_SECONDS,
                         help="a version still loading after this long is abandoned and counts as failed "
@@ -44,7 +47,7 @@ def parse_args(argv):
     parser.add_argument("--max_batch_size", type=int, default=0,
                         help="merge concurrent Predict requests into batches of up to this many examples; "
                              "0 or 1 disables batching (default 0)")
-    parser.add_argument("--batch_timeout_ms", type=float, default=None,
+    parser.add_argument("--batch_timeout_ms", type=_non_negative(float), default=None,
                         help="how long a batch waits for more requests once the model is idle (default "
                              f"{DEFAULT_BATCH_TIMEOUT_MS:g}: batches form only from requests that arrive while the "
                              "previous batch runs); needs --max_batch_size > 1")
@@ -104,8 +107,15 @@ def _non_negative(kind):
 
 
 def _checked(kind, test, text):
+    """An argparse type: `kind(value)`, refused unless `test` holds. A float (seconds or milliseconds) must also
+    be one that threading waits take: inf, nan or 1e300 made them raise (every batched request failed INTERNAL,
+    no version loaded, the version poll died)."""
+
     def parse(value):
         number = kind(value)
+        if kind is float and not abs(number) <= threading.TIMEOUT_MAX:
+            raise argparse.ArgumentTypeError(f"must be a finite number of at most {threading.TIMEOUT_MAX:g}, got "
+                                             f"{value}")
         if not test(number):
             raise argparse.ArgumentTypeError(f"must be {text}, got {value}")
         return number

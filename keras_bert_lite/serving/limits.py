@@ -6,9 +6,10 @@ examples once converted. The checks here therefore work on the declared shape (i
 dimension of 2**62 cannot overflow) and on the bytes the conversion would produce, padding included, and run
 before any input is converted.
 
-A malformed declaration (a negative dimension, an unknown rank, more values than the shape has room for) is
-INVALID_ARGUMENT; a well-formed request over a limit is RESOURCE_EXHAUSTED, and its message names the limit
-and the `kbl-serve` flag that sets it.
+A malformed declaration (a negative dimension, an unknown rank, more values than the shape has room for,
+strings in tensor_content) is INVALID_ARGUMENT; a well-formed request over a limit is RESOURCE_EXHAUSTED, and its
+message names the limit and the `kbl-serve` flag that sets it. So is a response gRPC could not send
+(`check_response_size`).
 """
 
 import dataclasses
@@ -22,7 +23,14 @@ EXAMPLES_FLAG = "--max_request_examples"
 ELEMENTS_FLAG = "--max_request_elements"
 STRING_BYTES_FLAG = "--max_string_bytes"
 REQUEST_BYTES_FLAG = "--max_request_bytes"
+MESSAGE_FLAG = "--max_message_mb"
 MIB = 1024 * 1024
+# The TensorProto field holding a dtype's values when tensor_content is empty, as `tf.make_ndarray` reads them
+# (the other integer and quantized dtypes use int_val; a complex value is two entries).
+_VALUE_FIELDS = {"string": "string_val", "float16": "half_val", "bfloat16": "half_val", "float32": "float_val",
+                 "float64": "double_val", "int64": "int64_val", "uint32": "uint32_val", "uint64": "uint64_val",
+                 "bool": "bool_val", "complex64": "scomplex_val", "complex128": "dcomplex_val",
+                 "float8_e5m2": "float8_val", "float8_e4m3fn": "float8_val", "float4_e2m1fn": "float8_val"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,10 +90,11 @@ class RequestLimits:
             dtype = tf.as_dtype(proto.dtype)
         except TypeError:
             raise invalid_argument(f"input '{key}' has an unknown dtype ({proto.dtype})") from None
+        _check_value_count(key, proto, dtype, shape, count)
         if dtype == tf.string:
-            if len(proto.string_val) > count:
-                raise invalid_argument(f"input '{key}' holds {len(proto.string_val)} strings but its shape "
-                                       f"{shape} has room for {count}")
+            if proto.tensor_content:
+                raise invalid_argument(f"input '{key}' is DT_STRING but holds tensor_content: send its strings in "
+                                       f"string_val (as tf.make_tensor_proto does)")
             return self._check_strings(f"input '{key}'", [len(value) for value in proto.string_val], count)
         if proto.tensor_content and len(proto.tensor_content) != count * dtype.size:
             raise invalid_argument(f"input '{key}' has {len(proto.tensor_content)} bytes of tensor_content, "
@@ -105,6 +114,24 @@ class RequestLimits:
         return total
 
 
+def check_response_size(response, max_bytes):
+    """A response over the gRPC message limit is RESOURCE_EXHAUSTED naming the flag, before gRPC gets it.
+
+    gRPC cannot send it: the client got gRPC's own "Sent message larger than max", while the access log said OK
+    and the log a traceback from inside gRPC.
+
+    Args:
+        response: The response message.
+        max_bytes: The largest message the server sends (`--max_message_mb` in bytes), or None for no check.
+    """
+    if max_bytes is None:
+        return
+    size = response.ByteSize()
+    if size > max_bytes:
+        raise _over(f"the response comes to {size} bytes (fewer outputs, by output_filter, make it smaller)",
+                    max_bytes, "bytes per message", MESSAGE_FLAG)
+
+
 def _declared_shape(key, proto):
     if proto.tensor_shape.unknown_rank:
         raise invalid_argument(f"input '{key}' has an unknown rank: a request tensor needs a known shape")
@@ -113,6 +140,21 @@ def _declared_shape(key, proto):
         raise invalid_argument(f"input '{key}' declares a negative dimension (shape {shape}): every dimension "
                                f"of a request tensor must be >= 0")
     return shape
+
+
+def _check_value_count(key, proto, dtype, shape, count):
+    """More values in the dtype's value field than the shape has room for is INVALID_ARGUMENT.
+
+    Fewer are padded with the last one, as TensorFlow does; more made `tf.make_ndarray` fail with NumPy's
+    "index can't contain negative values". With tensor_content set, the value fields are not read.
+    """
+    if proto.tensor_content:
+        return
+    field = _VALUE_FIELDS.get(dtype.name, "int_val")
+    values = len(getattr(proto, field)) // (2 if dtype.is_complex else 1)
+    if values > count:
+        raise invalid_argument(f"input '{key}' holds {values} values in {field} but its shape {shape} has room for "
+                               f"{count}: send one value per element, or fix the shape")
 
 
 def _over(what, limit, unit, flag):

@@ -24,6 +24,7 @@ from keras_bert_lite.serving import memory
 from keras_bert_lite.serving.access_log import log_call
 from keras_bert_lite.serving.calls import Call
 from keras_bert_lite.serving.errors import ServingError, from_tf_error, invalid_argument, overloaded
+from keras_bert_lite.serving.limits import check_response_size
 
 log = logging.getLogger(__name__)
 _SERVER_FAULTS = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
@@ -77,10 +78,13 @@ class Answerer:
 
     Args:
         workers: The `WorkerPool`; a call that finds no free thread is shed with UNAVAILABLE.
+        max_response_bytes: The largest response gRPC may send (the server's message limit): a bigger one is
+            answered RESOURCE_EXHAUSTED instead (see `limits.check_response_size`); None checks nothing.
     """
 
-    def __init__(self, workers):
+    def __init__(self, workers, max_response_bytes=None):
         self._workers = workers
+        self._max_response_bytes = max_response_bytes
 
     async def answer(self, method, received, context, respond, on_worker=True):
         """Returns `respond(request, call)`'s response, or aborts the RPC with the status its exception maps to.
@@ -127,18 +131,25 @@ class Answerer:
         if "model_spec" in request.DESCRIPTOR.fields_by_name and not request.HasField("model_spec"):
             raise invalid_argument("Missing ModelSpec")
         if not on_worker:
-            return respond(request, call)
-        future = self._workers.try_run(lambda: _work(respond, received, call))
+            response = respond(request, call)
+            check_response_size(response, self._max_response_bytes)
+            return response
+        future = self._workers.try_run(lambda: _work(respond, received, call, self._max_response_bytes))
         if future is None:
             raise overloaded(self._workers.size)
         return await future
 
 
-def _work(respond, received, call):
-    """What a worker thread does for a call: drop it if its caller left, else respond, then give back memory."""
+def _work(respond, received, call, max_response_bytes):
+    """What a worker thread does for a call: drop it if its caller left, else respond, then give back memory.
+
+    A response over `max_response_bytes`, which gRPC could not send, is refused instead (RESOURCE_EXHAUSTED).
+    """
     call.check()
     try:
-        return respond(received.message, call)
+        response = respond(received.message, call)
+        check_response_size(response, max_response_bytes)
+        return response
     finally:
         if received.size >= memory.BIG_REQUEST_BYTES:
             memory.release()

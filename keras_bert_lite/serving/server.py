@@ -9,6 +9,8 @@ import logging
 
 import grpc
 
+from keras_bert_lite.serving.limits import MIB
+
 log = logging.getLogger(__name__)
 
 
@@ -24,7 +26,7 @@ class ModelServer:
     """
 
     def __init__(self, handlers, host="127.0.0.1", port=8500, max_message_mb=64, tls=None):
-        max_bytes = max_message_mb * 1024 * 1024
+        max_bytes = max_message_mb * MIB
         self._server = grpc.aio.server(
             handlers=handlers,
             options=[("grpc.max_send_message_length", max_bytes),

@@ -41,6 +41,31 @@ def test_predict_labels_needs_label_and_probabilities_outputs(toy_server):
         ServingClient("toy", toy_server.address).predict_labels(["x"], signature="stats")
 
 
+# Each was sent: 5 as five NUL bytes, a str to Classify as one example per character, Classify's pairs cut to the
+# shorter list.
+BAD_TEXTS = {
+    "int": ("predict", ([5],), {}, TypeError, r"'text'\[0\] is not a string but int 5: pass str or UTF-8 bytes"),
+    "None": ("classify", (["a", None],), {}, TypeError, r"'text'\[1\] is not a string but NoneType None"),
+    "one str": ("classify", ("hello",), {}, TypeError, "'text' must be a list of strings, not a single str"),
+    "fewer text_b": ("classify", (["a", "b"],), {"text_b": ["c"]}, ValueError,
+                     r"'text' and 'text_b' must hold the same number of texts \(one text_b per text\), got 2 and 1"),
+    "more text_b": ("predict", (["a"],), {"text_b": ["b", "c"], "signature": "pair"}, ValueError, "got 1 and 2"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_TEXTS)
+def test_client_refuses_texts_that_are_not_one_list_of_strings_each(toy_server, case):
+    method, args, kwargs, error, message = BAD_TEXTS[case]
+    with pytest.raises(error, match=message):
+        getattr(ServingClient("toy", toy_server.address, timeout=30), method)(*args, **kwargs)
+
+
+def test_client_sends_str_and_bytes_alike(toy_server):
+    client = ServingClient("toy", toy_server.address, timeout=30)
+    assert client.predict(["ab", b"cde", bytearray(b"f")], output_filter=["length"])["length"].tolist() == [2, 3, 1]
+    assert len(client.classify(["ab", b"cde"])) == 2
+
+
 def test_command_line_prints_one_json_object_per_line(toy_server):
     result = _run_cli(["--model_name", "toy", "--server", toy_server.address], "hello\na text longer than eight\n")
     assert result.returncode == 0, result.stderr
@@ -102,6 +127,15 @@ def test_command_line_refuses_a_batch_size_below_one(capsys, size):
         main(["--model_name", "toy", "--batch_size", size])
     assert raised.value.code == 2
     assert f"argument --batch_size: must be >= 1, got {size}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf"])
+def test_command_line_refuses_a_timeout_that_is_not_positive_and_finite(capsys, seconds):
+    # Each failed every call with "did not answer within inf s".
+    with pytest.raises(SystemExit) as raised:
+        main(["--model_name", "toy", "--timeout", seconds])
+    assert raised.value.code == 2
+    assert f"argument --timeout: must be a finite number of seconds > 0, got {seconds}" in capsys.readouterr().err
 
 
 def test_wait_ends_with_the_load_error_of_the_model(tmp_path, start_server, capsys):

@@ -49,6 +49,14 @@ def test_concurrency_default_grows_with_the_batch_size(tmp_path):
     (["--port", "70000"], "argument --port: must be in 0..65535, got 70000"),   # it listened on 70000 % 65536
     (["--port", "-5"], "argument --port: must be in 0..65535, got -5"),
     (["--port", "x"], "argument --port: invalid int value: 'x'"),
+    # Each reached a threading wait that raised: every batched request INTERNAL, no version loaded, no polling.
+    (["--max_batch_size", "8", "--batch_timeout_ms", "inf"], "argument --batch_timeout_ms: must be a finite number"),
+    (["--load_timeout_seconds", "nan"], "argument --load_timeout_seconds: must be a finite number"),
+    (["--load_timeout_seconds", "1e300"], "argument --load_timeout_seconds: must be a finite number of at most"),
+    (["--poll_seconds", "inf"], "argument --poll_seconds: must be a finite number"),
+    (["--poll_seconds", "-1"], "argument --poll_seconds: must be >= 0, got -1"),
+    (["--max_message_mb", "2048"], "argument --max_message_mb: must be in 1..2047, got 2048"),   # OverflowError
+    (["--max_batch_size", "8", "--batch_timeout_ms", "-2"], "argument --batch_timeout_ms: must be >= 0, got -2"),
     (["--ssl_cert", "cert.pem"], "--ssl_cert and --ssl_key go together"),
     (["--ssl_cert", "missing.pem", "--ssl_key", "missing.pem"], "--ssl_cert missing.pem is not a file"),
 ])

@@ -52,7 +52,7 @@ def test_huge_dimensions_are_resource_exhausted_not_internal(toy_server, dims):
     (declared([-1]), "declares a negative dimension (shape [-1])"),
     (declared([2, -3]), "declares a negative dimension (shape [2, -3])"),
     (declared([], unknown_rank=True), "has an unknown rank"),
-    (declared([2], [b"a", b"b", b"c"]), "holds 3 strings but its shape [2] has room for 2"),
+    (declared([2], [b"a", b"b", b"c"]), "holds 3 values in string_val but its shape [2] has room for 2"),
 ])
 def test_malformed_declarations_are_invalid_argument(toy_server, proto, message):
     error = rpc_error(prediction_stub(toy_server.address).Predict, predict_request({"text": proto}))
@@ -114,3 +114,19 @@ def test_classify_is_limited_too(limited, request_, flag):
     error = rpc_error(prediction_stub(limited.address).Classify, request_)
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert f"({flag})" in error.details()
+
+
+def test_a_response_over_the_message_limit_is_resource_exhausted_naming_its_flag(toy_v1, start_server):
+    # 8 bytes on the wire declare a [256, 1024] int32 tensor; the ids signature echoes it: a 1 MiB response.
+    server = start_server(toy_v1, "--max_message_mb", "1")
+    stub = prediction_stub(server.address)
+    proto = tensor_pb2.TensorProto(dtype=types_pb2.DT_INT32, int_val=[1])
+    proto.tensor_shape.dim.add(size=256)
+    proto.tensor_shape.dim.add(size=1024)
+    error = rpc_error(stub.Predict, predict_request({"ids": proto}, signature="ids"))
+    assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "bytes per message (--max_message_mb)" in error.details() and "output_filter" in error.details()
+    small = stub.Predict(predict_request({"ids": proto}, signature="ids", output_filter=["total"]), timeout=30)
+    assert tf.make_ndarray(small.outputs["total"]).tolist() == [1024] * 256
+    server.wait_for_log("status=RESOURCE_EXHAUSTED")   # gRPC's failed send was logged as OK, with a traceback
+    assert "Traceback" not in server.log()

@@ -37,7 +37,7 @@ def test_status_of_unknown_model_or_version_is_not_found(toy_server, model, vers
 def test_metadata_returns_the_signature_defs_of_the_savedmodel(client, toy_v1):
     expected = dict(read_serving_meta_graph(str(toy_v1 / "1")).signature_def)
     served = client.metadata()
-    assert set(served) == set(expected) == {"serving_default", "pair", "classify", "stats", "slow",
+    assert set(served) == set(expected) == {"serving_default", "pair", "classify", "stats", "ids", "slow",
                                             "__saved_model_init_op"}
     assert served == expected
     assert served["serving_default"].inputs["text"].dtype == 7  # DT_STRING

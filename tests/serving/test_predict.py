@@ -6,6 +6,7 @@ import grpc
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow.core.framework import tensor_pb2, types_pb2
 
 from keras_bert_lite.serving import ServingClient
 from tests.serving.stubs import predict_request, prediction_stub, rpc_error
@@ -82,6 +83,20 @@ def test_scalar_output_signature_is_not_mixed_up_by_batching(toy_server):
         assert list(pool.map(count, range(1, 17))) == list(range(1, 17))
 
 
+def int32_proto(dims, values):
+    """An int32 TensorProto that declares `dims` and holds `values` in int_val (tensor_content left empty)."""
+    proto = tensor_pb2.TensorProto(dtype=types_pb2.DT_INT32, int_val=values)
+    for size in dims:
+        proto.tensor_shape.dim.add(size=size)
+    return proto
+
+
+def test_numeric_values_are_padded_to_the_declared_shape_as_tensorflow_does(stub):
+    request = predict_request({"ids": int32_proto([2, 3], [1, 2, 3, 4])}, signature="ids", output_filter=["total"])
+    response = stub.Predict(request, timeout=30)
+    assert tf.make_ndarray(response.outputs["total"]).tolist() == [6, 12]   # rows [1, 2, 3] and [4, 4, 4]
+
+
 BAD_REQUESTS = {
     "wrong dtype": (predict_request({"text": np.array([1, 2], np.int32)}), grpc.StatusCode.INVALID_ARGUMENT,
                     "has dtype DT_INT32, expected DT_STRING"),
@@ -106,6 +121,18 @@ BAD_REQUESTS = {
     "not an Example, not UTF-8": (predict_request({"inputs": [b"\xff not an example"]}, signature="classify"),
                                   grpc.StatusCode.INVALID_ARGUMENT,
                                   "Could not parse example input, value: '\\xff not an example'"),
+    # tf.make_ndarray failed with NumPy's "index can't contain negative values" on these.
+    "more int_val than the shape": (predict_request({"ids": int32_proto([1, 2], [1, 2, 3])}, signature="ids"),
+                                    grpc.StatusCode.INVALID_ARGUMENT,
+                                    "input 'ids' holds 3 values in int_val but its shape [1, 2] has room for 2"),
+    "int_val in an empty shape": (predict_request({"ids": int32_proto([0, 2], [1])}, signature="ids"),
+                                  grpc.StatusCode.INVALID_ARGUMENT,
+                                  "input 'ids' holds 1 values in int_val but its shape [0, 2] has room for 0"),
+    # NumPy's "cannot create an OBJECT array from memory buffer" before.
+    "strings in tensor_content": (predict_request({"text": tensor_pb2.TensorProto(
+        dtype=types_pb2.DT_STRING, tensor_shape={"dim": [{"size": 1}]}, tensor_content=b"abcd")}),
+        grpc.StatusCode.INVALID_ARGUMENT, "input 'text' is DT_STRING but holds tensor_content: send its strings in "
+        "string_val"),
     "text_b size differs": (predict_request({"text": ["a", "b"], "text_b": ["c"]}, signature="pair"),
                             grpc.StatusCode.INVALID_ARGUMENT,
                             "inputs 'text' and 'text_b' of signature 'pair' must have the same batch size (one "

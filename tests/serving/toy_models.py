@@ -9,6 +9,7 @@
 - classify: TF Serving's classification convention - inputs (serialized tf.Example with a bytes feature
   "text") -> classes (string [batch, 2]), scores (float32 [batch, 2]).
 - stats: text -> count (a scalar, so not batchable) and length.
+- ids: ids (int32 [batch, None]) -> total (the sum of each row) and ids (echoed), for numeric inputs.
 - slow: text -> length, after busy-waiting float(text[0]) seconds inside the graph; with a second text, first
   writes a file at that path (so a test knows the request is inside the model).
 """
@@ -51,6 +52,10 @@ class ToyModel(tf.Module):
     def stats(self, text):
         return {"count": tf.size(text), "length": tf.strings.length(text)}
 
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    def ids(self, ids):
+        return {"total": tf.reduce_sum(ids, axis=1), "ids": tf.identity(ids)}
+
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def slow(self, text):
         seconds = tf.strings.to_number(text[0], tf.float64)
@@ -68,7 +73,7 @@ class ToyModel(tf.Module):
 
     def signatures(self):
         return {"serving_default": self.serve, "pair": self.pair, "classify": self.classify,
-                "stats": self.stats, "slow": self.slow}
+                "stats": self.stats, "ids": self.ids, "slow": self.slow}
 
 
 def tf_text_tokenizer_model():
