@@ -44,12 +44,20 @@ _HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
 HF_TASK_HEADS = ("classifier", "qa_outputs")
 # The fine-tuning heads of google-research/bert's run_classifier.py and run_squad.py: skipped as well.
 TF1_TASK_HEADS = ("output_weights", "output_bias", "cls/squad/output_weights", "cls/squad/output_bias")
-# Hugging Face architectures built without the pooler (BertModel(add_pooling_layer=False)): their files have none.
-HF_NO_POOLER = ("BertForTokenClassification", "BertForQuestionAnswering", "BertForMaskedLM", "BertLMHeadModel")
 _POOLER = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
 # Parts a checkpoint may lack entirely, which load_pretrainer(new_heads=True) starts from scratch (TF1 name prefixes).
 _FRESH_PARTS = {"bert/pooler/": "pooler", "cls/predictions/": "masked-LM head",
                 "cls/seq_relationship/": "next-sentence head"}
+# Weight files of other frameworks, found where no readable checkpoint is: glob -> (what they are, what to do).
+_CONVERT = ("save it as safetensors with transformers where torch is installed: <class>.from_pretrained(dir{})"
+            ".save_pretrained(dir), <class> being config.json's architectures entry (BertModel, ...).")
+_OTHER_WEIGHTS = {
+    "pytorch_model*.bin": ("PyTorch", _CONVERT.format("")),
+    "tf_model.h5": ("Hugging Face TensorFlow", _CONVERT.format(", from_tf=True")),
+    "flax_model*.msgpack": ("Flax", _CONVERT.format(", from_flax=True")),
+    "saved_model.pb*": ("TF SavedModel (TF Hub)", "pass the model's checkpoint instead: google-research/bert's "
+                        ".zip or directory (bert_config.json + bert_model.ckpt.*), or its Hugging Face name."),
+}
 # Hugging Face's MLM decoder and what keras_bert_lite's MLM head ties it to (HF files hold both, or only the latter).
 _TIED_DECODER = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
                  "cls.predictions.decoder.bias": "cls.predictions.bias"}
@@ -144,20 +152,70 @@ def _hf_name(tf1_name: str, bert_prefix: bool) -> tuple[str, bool]:
 
 # --------------------------------------------------------------------------- readers
 def _read_safetensors(paths: list[str]) -> dict[str, np.ndarray]:
-    tensors = {}
+    """The tensors of `paths`, the files of one checkpoint.
+
+    Raises:
+        InputFileError: a file is not readable, or two files hold the same tensor (two checkpoints).
+    """
+    tensors, origin = {}, {}
     for p in paths:
         try:
-            tensors.update(load_file(p))
+            part = load_file(p)
         except SafetensorError as error:
             raise InputFileError(f"{p}: not a readable safetensors file ({error}); download or save it "
                                  "again.") from None
+        twice = sorted(part.keys() & tensors.keys())
+        if twice:
+            raise InputFileError(f"{p}: {len(twice)} of its tensors ({twice[0]}, ...) are in {origin[twice[0]]} "
+                                 "too: the directory holds more than one checkpoint; move out the one not to load, "
+                                 "or name it model.safetensors.")
+        tensors.update(part)
+        origin.update(dict.fromkeys(part, p))
     return tensors
 
 
+def _safetensors_files(directory: str) -> list[str]:
+    """The safetensors files of a HF directory, chosen as transformers chooses them: `model.safetensors`, else the
+    shards `model.safetensors.index.json` names, else every `*.safetensors` file (`_read_safetensors` refuses a
+    tensor found in two).
+
+    Raises:
+        InputFileError: the index is unreadable, or shards it names are missing.
+    """
+    single = os.path.join(directory, "model.safetensors")
+    shard_index = os.path.join(directory, "model.safetensors.index.json")
+    if os.path.isfile(single) or not os.path.exists(shard_index):
+        return [single] if os.path.isfile(single) else sorted(glob.glob(os.path.join(directory, "*.safetensors")))
+    try:
+        with open(shard_index, encoding="utf-8") as f:
+            named = sorted(set(json.load(f)["weight_map"].values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise InputFileError(f"{shard_index}: not a readable safetensors index (a JSON object with a "
+                             f"weight_map; {type(error).__name__}: {error}); download it again.") from None
+    absent = [name for name in named if not os.path.exists(os.path.join(directory, name))]
+    if absent:
+        raise InputFileError(f"{directory}: {len(absent)} of the {len(named)} shard files that "
+                             f"model.safetensors.index.json names are missing: {', '.join(absent)}; "
+                             "download them again into this directory.")
+    return [os.path.join(directory, name) for name in named]
+
+
 def _read_tf1(prefix: str) -> dict[str, np.ndarray]:
+    """The variables of a name-based TF1 checkpoint, optimizer slots and counters left out.
+
+    Raises:
+        InputFileError: an object-based TF2 checkpoint (`tf.train.Checkpoint`: TF Model Garden's BERT), whose
+            variables are named by object path instead of google-research/bert's names.
+    """
     reader = tf.train.load_checkpoint(prefix)
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
-            if not _IGNORED_TF1.search(name)}
+    names = reader.get_variable_to_shape_map()
+    object_based = sorted(n for n in names if "/.ATTRIBUTES/" in n)
+    if object_based:
+        raise InputFileError(f"{prefix}: a TF2 object-based checkpoint (tf.train.Checkpoint, as TF Model Garden "
+                             f"saves BERT; e.g. {object_based[0]}), not one of google-research/bert's name-based "
+                             "TF1 checkpoints; pass the model's original checkpoint or its Hugging Face "
+                             "safetensors instead.")
+    return {name: reader.get_tensor(name) for name in names if not _IGNORED_TF1.search(name)}
 
 
 def _tf1_view_of_hf(hf: dict[str, np.ndarray], tf1_names: list[str]) -> tuple[dict[str, np.ndarray], set[str]]:
@@ -183,21 +241,7 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
     if ours:
         return "keras", ours, None
     if os.path.isdir(path):
-        shard_index = os.path.join(path, "model.safetensors.index.json")
-        if os.path.exists(shard_index):
-            try:
-                with open(shard_index, encoding="utf-8") as f:
-                    named = sorted(set(json.load(f)["weight_map"].values()))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-                raise InputFileError(f"{shard_index}: not a readable safetensors index (a JSON object with a "
-                                     f"weight_map; {type(error).__name__}: {error}); download it again.") from None
-            absent = [name for name in named if not os.path.exists(os.path.join(path, name))]
-            if absent:
-                raise InputFileError(f"{path}: {len(absent)} of the {len(named)} shard files that "
-                                     f"model.safetensors.index.json names are missing: {', '.join(absent)}; "
-                                     "download them again into this directory.")
-        shards = sorted(glob.glob(os.path.join(path, "*.safetensors")))
-        if shards:
+        if _safetensors_files(path):
             return "hf", path, os.path.join(path, "config.json")
         index = _tf1_indexes(path)
         if len(index) == 1:
@@ -216,12 +260,22 @@ def _locate(path: str, prefer: tuple[str, ...] = (ENCODER_FILE, PRETRAINER_FILE,
             raise InputFileError(f"{path}: {len(index)} TF1 checkpoints ({', '.join(prefixes)}) and no `checkpoint` "
                                  "file naming one of them as the latest; pass the one to load, e.g. "
                                  f"{os.path.join(path, prefixes[-1])}.")
-        if os.path.exists(os.path.join(path, "pytorch_model.bin")):
-            raise InputFileError(f"{path}: only pytorch_model.bin found; convert it to safetensors first "
-                             "(transformers: model.save_pretrained(dir, safe_serialization=True)).")
-        raise InputFileError(f"{path}: no *.safetensors file and no TF1 checkpoint (*.index) found.")
+        for pattern, (kind, fix) in _OTHER_WEIGHTS.items():
+            found = sorted(os.path.basename(f) for f in glob.glob(os.path.join(path, pattern)))
+            if found:
+                raise InputFileError(f"{path}: only {kind} weights ({', '.join(found)}), which keras_bert_lite "
+                                     f"does not read; {fix}")
+        raise InputFileError(f"{path}: no *.safetensors file and no TF1 checkpoint (*.index) found; a Hugging Face "
+                             "model needs its model.safetensors here (one published as pytorch_model.bin only: "
+                             f"{_CONVERT.format('')[:-1]}), an original one its bert_model.ckpt.* files.")
     if os.path.exists(path + ".index"):
         return "tf1", path, os.path.join(os.path.dirname(path), "bert_config.json")
+    prefix = re.sub(r"\.(index|data-\d+-of-\d+)$", "", path)
+    if prefix != path and os.path.exists(prefix + ".index"):
+        raise InputFileError(f"{path}: one file of a TF1 checkpoint; pass its prefix, {prefix}, or its directory.")
+    if os.path.isfile(path) and path.endswith((".safetensors", ".json")):
+        raise InputFileError(f"{path}: pass the directory that holds it (its weights and config.json), "
+                             f"{os.path.dirname(path) or '.'}.")
     raise InputFileError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or "
                          "prefix.")
 
@@ -285,10 +339,10 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
             unused = [n for n in unused if n not in task_heads]
             tensors = {n: t for n, t in tensors.items() if n not in task_heads}
     else:
-        hf = _read_safetensors(sorted(glob.glob(os.path.join(location, "*.safetensors"))))
+        hf = _read_safetensors(_safetensors_files(location))
         tensors, used = _tf1_view_of_hf(hf, expected)
         _check_tied_decoder(path, hf, untied_decoder)
-        unused = sorted(k for k in set(hf) - used if k not in _IGNORED_HF and "bert." + k not in _IGNORED_HF)
+        unused = sorted(k for k in set(hf) - used if k.removeprefix("bert.") not in _IGNORED_HF)
         task_heads = [k for k in unused if k.split(".")[0] in HF_TASK_HEADS]
         if task_heads:
             logger.info("%s: skipping the fine-tuning head %s.", path, task_heads)
@@ -317,20 +371,29 @@ def _check_tied_decoder(path: str, hf: dict[str, np.ndarray], action: str) -> No
     logger.warning("%s: the head uses the word embeddings and output bias instead.", what)
 
 
-def _fill_fresh(model, config: BertConfig, tensors: dict[str, np.ndarray]) -> list[str]:
-    """Adds to `tensors` the freshly initialised weights of `model` for each of `_FRESH_PARTS` that the checkpoint
-    lacks entirely (a part it holds in part stays missing: assign_weights names it); returns those parts' names."""
-    variables = _variables(model)
-    table = _weight_sources(config, heads=isinstance(model, BertPretrainer))
-    fresh = []
+def _absent_parts(config: BertConfig, tensors: dict[str, np.ndarray], heads: bool
+                  ) -> dict[str, dict[str, list[str]]]:
+    """The `_FRESH_PARTS` that `tensors` lack entirely (a part held in part is not one: assign_weights names what
+    it misses): {part name: its entries of the name table}."""
+    table = _weight_sources(config, heads=heads)
+    absent = {}
     for prefix, part in _FRESH_PARTS.items():
         entries = {path: names for path, names in table.items() if names[0].startswith(prefix)}
         if entries and not any(name in tensors for names in entries.values() for name in names):
-            for path, names in entries.items():
-                value = keras.ops.convert_to_numpy(variables[path].value)
-                tensors.update(zip(names, _disassemble(path, value, len(names))))
-            fresh.append(part)
-    return fresh
+            absent[part] = entries
+    return absent
+
+
+def _fill_fresh(model, config: BertConfig, tensors: dict[str, np.ndarray]) -> list[str]:
+    """Adds to `tensors` the freshly initialised weights of `model` for each of `_FRESH_PARTS` that the checkpoint
+    lacks entirely; returns those parts' names."""
+    variables = _variables(model)
+    absent = _absent_parts(config, tensors, heads=isinstance(model, BertPretrainer))
+    for entries in absent.values():
+        for path, names in entries.items():
+            value = keras.ops.convert_to_numpy(variables[path].value)
+            tensors.update(zip(names, _disassemble(path, value, len(names))))
+    return list(absent)
 
 
 def assign_weights(model: keras.Model, config: BertConfig, tensors: dict[str, np.ndarray], source: str) -> None:
@@ -414,7 +477,8 @@ def load_encoder(path: str, config: BertConfig | None = None, revision: str | No
     Returns:
         The encoder (see `build_encoder`). Pretraining-head variables in the checkpoint are skipped; anything
         else that does not match raises CheckpointMismatchError. A Hugging Face model saved without a pooler
-        (BertForTokenClassification, BertForQuestionAnswering, BertForMaskedLM) gets a freshly initialised one.
+        (BertForTokenClassification, BertForQuestionAnswering, BertForMaskedLM, BertModel(add_pooling_layer=False))
+        gets a freshly initialised one, as transformers gives it (with a warning).
     """
     path = resolve_model(path, revision)
     fmt, location, config_path = _locate(path)
@@ -428,9 +492,9 @@ def load_encoder(path: str, config: BertConfig | None = None, revision: str | No
                     len(heads))
     encoder = build_encoder(config)
     tensors = {n: t for n, t in tensors.items() if n not in heads}
-    if fmt == "hf" and not any(n in tensors for n in _POOLER) and _hf_architecture(config_path) in HF_NO_POOLER:
-        logger.warning("%s: a %s has no pooler; pooled_output comes from a freshly initialised one.", path,
-                       _hf_architecture(config_path))
+    if fmt == "hf" and not any(n in tensors for n in _POOLER):
+        logger.warning("%s: the checkpoint (a %s) has no pooler; pooled_output comes from a freshly initialised one "
+                       "(as in transformers).", path, _hf_architecture(config_path) or "BertModel")
         _fill_fresh(encoder, config, tensors)
     assign_weights(encoder, config, tensors, source=path)
     return encoder
@@ -467,6 +531,11 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
                              "to add freshly initialised MLM/NSP heads to its encoder.")
         return build_pretrainer(model if _is_encoder(model) else model.get_layer("encoder"))
     config, tensors = read_checkpoint(path, config, untied_decoder="tie" if new_heads else "refuse")
+    absent = list(_absent_parts(config, tensors, heads=True))
+    if absent and not new_heads:
+        raise CheckpointMismatchError(
+            f"{path}: the checkpoint has no {' and no '.join(absent)} (a model saved without them); pass "
+            "new_heads=True to start them from scratch (kbl-pretrain --init does), or load_encoder for the encoder.")
     pretrainer = build_pretrainer(config)
     if new_heads:
         fresh = _fill_fresh(pretrainer, config, tensors)

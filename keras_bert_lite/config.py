@@ -45,9 +45,13 @@ _REFERENCE_KEYS = {
     "initializer_range": "initializer_range",
     "layer_norm_eps": "layer_norm_eps",
 }
-# Activation names per dialect. The original repo's "gelu" is the tanh form; HF's is exact.
+# The keys that tell a reference dialect from ours (a HF config.json may leave out any key with HF's default).
+_REFERENCE_ONLY_KEYS = set(_REFERENCE_KEYS) - set(_REFERENCE_KEYS.values())
+# Activation names per dialect. The original repo's "gelu" is the tanh form; HF's is exact. HF's other names of
+# the same two functions come first: the last name of each is the one to_reference_dict writes.
 _ORIGINAL_ACT = {"gelu": "gelu_approx", "relu": "relu"}
-_HF_ACT = {"gelu": "gelu", "gelu_new": "gelu_approx", "gelu_pytorch_tanh": "gelu_approx", "relu": "relu"}
+_HF_ACT = {"gelu_python": "gelu", "gelu_fast": "gelu_approx", "gelu_accurate": "gelu_approx",
+           "gelu": "gelu", "gelu_new": "gelu_approx", "gelu_pytorch_tanh": "gelu_approx", "relu": "relu"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +98,10 @@ class BertConfig:
                 f"({self.num_heads}); e.g. hidden_size={self.num_heads * max(1, self.hidden_size // self.num_heads)}.")
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(f"BertConfig.hidden_act must be one of {ACTIVATIONS}, got {self.hidden_act!r}.")
+        for name in ("hidden_dropout", "attention_dropout", "initializer_range", "layer_norm_eps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"BertConfig.{name} must be a number, got {value!r}.")
         for name in ("hidden_dropout", "attention_dropout"):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
@@ -146,7 +154,7 @@ class BertConfig:
             raise InputFileError(f"{path}:{e.lineno}: not valid JSON ({e.msg}).") from None
         if not isinstance(values, dict):
             raise InputFileError(f"{path}: expected a JSON object of config fields.")
-        if "num_hidden_layers" in values or "num_attention_heads" in values:
+        if "model_type" in values or set(values) & _REFERENCE_ONLY_KEYS:
             dialect = "hf" if "model_type" in values or os.path.basename(path) == "config.json" else "original"
             return cls.from_reference_dict(values, dialect=dialect, source=path)
         return cls.from_dict(values, source=path)
@@ -157,15 +165,11 @@ class BertConfig:
         """Reads an original (`dialect="original"`) or Hugging Face (`"hf"`) BERT config dict."""
         if dialect not in ("original", "hf"):
             raise ValueError(f"dialect must be 'original' or 'hf', got {dialect!r}.")
-        if values.get("model_type", "bert") != "bert":
-            raise InputFileError(f"{source}: model_type is {values['model_type']!r}; only 'bert' is supported.")
-        if values.get("position_embedding_type", "absolute") != "absolute":
-            raise InputFileError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
-                                 "is not supported (only 'absolute').")
+        _check_architecture(values, source)
         kwargs = {ours: values[theirs] for theirs, ours in _REFERENCE_KEYS.items() if theirs in values}
         acts = _ORIGINAL_ACT if dialect == "original" else _HF_ACT
         act = kwargs.get("hidden_act", "gelu")
-        if act not in acts:
+        if not isinstance(act, str) or act not in acts:
             raise InputFileError(f"{source}: hidden_act {act!r} is not supported; known: {sorted(acts)}.")
         kwargs["hidden_act"] = acts[act]
         return cls._checked(source, **kwargs)
@@ -191,3 +195,22 @@ class BertConfig:
         else:
             out.pop("layer_norm_eps")
         return out
+
+
+def _check_architecture(values: dict[str, Any], source: str) -> None:
+    """Refuses a reference config whose model computes something a keras_bert_lite encoder does not: another
+    model_type, relative position embeddings, or a causal decoder (HF `is_decoder`).
+
+    Raises:
+        InputFileError: naming `source`, the key and what to do.
+    """
+    if values.get("model_type", "bert") != "bert":
+        raise InputFileError(f"{source}: model_type is {values['model_type']!r}; only 'bert' is supported.")
+    if values.get("position_embedding_type", "absolute") != "absolute":
+        raise InputFileError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
+                             "is not supported (only 'absolute').")
+    if values.get("is_decoder", False) is not False:
+        raise InputFileError(f"{source}: is_decoder is {values['is_decoder']!r}: Hugging Face runs this model "
+                             "as a causal decoder (each token attends only to earlier ones), which a keras_bert_lite "
+                             "encoder is not; to use its weights as a bidirectional encoder, set is_decoder to "
+                             "false in the file.")

@@ -93,3 +93,21 @@ def test_casing_records_must_be_json_booleans(tmp_path):
     with pytest.raises(InputFileError, match=r"tokenizer_config\.json: field 'do_lower_case' is 'false'; it must "
                                              "be JSON true or false"):
         Vocab.from_file(tmp_path / "vocab.txt")
+
+
+@pytest.mark.parametrize("field, value", [("do_basic_tokenize", False), ("tokenize_chinese_chars", False),
+                                          ("tokenizer_class", "BertJapaneseTokenizer")])
+def test_a_tokenizer_config_asking_for_another_tokenization_is_refused(tmp_path, field, value):
+    """Hugging Face skips the BasicTokenizer, keeps CJK characters together or runs MeCab for these; they were
+    ignored, so the token ids silently differed from the model's."""
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, field: value}))
+    with pytest.raises(InputFileError, match=rf"tokenizer_config\.json: field '{field}' is .*would not be the "
+                                             "model's"):
+        Vocab.from_file(tmp_path / "vocab.txt")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, "do_basic_tokenize": True,
+                                                                "tokenizer_class": "BertTokenizerFast"}))
+    assert Vocab.from_file(tmp_path / "vocab.txt").lower_case is True
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True,
+                                                                "tokenizer_class": "ElectraTokenizerFast"}))
+    assert Vocab.from_file(tmp_path / "vocab.txt").lower_case is True      # a subclass that tokenizes as BERT's

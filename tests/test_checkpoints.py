@@ -2,6 +2,7 @@
 
 import json
 import logging
+import re
 import shutil
 
 import numpy as np
@@ -138,6 +139,33 @@ def test_hf_unknown_tensor_is_an_error(tmp_path):
         load_encoder(str(tmp_path / "hf"))
 
 
+def test_a_bert_prefixed_position_ids_buffer_is_skipped(tmp_path):
+    """transformers before 4.31 saved the position_ids buffer too: `bert.embeddings.position_ids` in a model with
+    heads (it was refused as a variable matching no weight)."""
+    golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
+    shutil.copytree(TINY_HF, tmp_path / "hf")
+    tensors = load_file(str(tmp_path / "hf" / "model.safetensors"))
+    tensors["bert.embeddings.position_ids"] = np.arange(64, dtype=np.int64)[None]
+    save_file(tensors, str(tmp_path / "hf" / "model.safetensors"))
+    out = load_pretrainer(str(tmp_path / "hf"))({k: golden[k] for k in (*INPUTS, "masked_lm_positions")})
+    assert np.abs(out["mlm_logits"].numpy() - golden["mlm_logits"]).max() <= 1e-5
+
+
+def test_a_bert_model_saved_without_a_pooler_gets_a_fresh_one(minilm_dir, tmp_path, caplog):
+    """BertModel(add_pooling_layer=False) saves no pooler and transformers' AutoModel gives it a new one; it was
+    refused as 'missing from the checkpoint' (only BertFor... heads' architectures got one)."""
+    golden = np.load(GOLDEN_DIR / "minilm_encoder.npz")
+    shutil.copytree(minilm_dir, tmp_path / "hf")
+    tensors = load_file(str(tmp_path / "hf" / "model.safetensors"))
+    save_file({k: v for k, v in tensors.items() if not k.startswith("pooler.")}, str(tmp_path / "hf" /
+                                                                                     "model.safetensors"))
+    with caplog.at_level(logging.WARNING):
+        encoder = load_encoder(str(tmp_path / "hf"))
+    assert "(a BertModel) has no pooler; pooled_output comes from a freshly initialised one" in caplog.text
+    out = encoder({k: golden[k] for k in INPUTS})["sequence_output"].numpy()
+    assert _max_diff_on_real_tokens(out, golden["sequence_output"], golden["input_mask"]) <= 1e-4
+
+
 def test_wrong_config_is_reported(tmp_path):
     shutil.copytree(TINY_HF, tmp_path / "hf")
     wrong = BertConfig(vocab_size=120, hidden_size=32, num_layers=1, num_heads=4, intermediate_size=64,
@@ -147,7 +175,8 @@ def test_wrong_config_is_reported(tmp_path):
 
 
 def test_pretrainer_from_headless_checkpoint(minilm_dir):
-    with pytest.raises(CheckpointMismatchError, match="cls/predictions"):
+    with pytest.raises(CheckpointMismatchError, match="has no masked-LM head and no next-sentence head .*pass "
+                                                      "new_heads=True"):
         load_pretrainer(minilm_dir)
     pretrainer = load_pretrainer(minilm_dir, new_heads=True)
     assert pretrainer.get_layer("masked_lm").output_bias.shape == (30522,)
@@ -259,3 +288,58 @@ def test_sharded_checkpoint_with_a_missing_shard_names_it(tmp_path):
     assert str(error.value) == (f"{tmp_path / 'hf'}: 1 of the 2 shard files that model.safetensors.index.json "
                                 "names are missing: model-00002-of-00002.safetensors; download them again into "
                                 "this directory.")
+
+
+@pytest.mark.parametrize("name, says", [
+    ("pytorch_model.bin", "only PyTorch weights (pytorch_model.bin)"),
+    ("pytorch_model-00001-of-00002.bin", "only PyTorch weights (pytorch_model-00001-of-00002.bin)"),
+    ("tf_model.h5", "from_pretrained(dir, from_tf=True).save_pretrained(dir)"),
+    ("flax_model.msgpack", "from_pretrained(dir, from_flax=True)"),
+    ("saved_model.pb", "TF SavedModel (TF Hub) weights (saved_model.pb), which keras_bert_lite does not read; "
+                       "pass the model's checkpoint instead")])
+def test_weights_of_other_frameworks_are_named_with_the_fix(tmp_path, name, says):
+    """A sharded PyTorch model, HF TF/Flax weights and a TF Hub SavedModel got 'no *.safetensors file'."""
+    (tmp_path / "config.json").write_text((TINY_HF / "config.json").read_text())
+    (tmp_path / name).write_bytes(b"weights")
+    with pytest.raises(InputFileError, match=re.escape(says)):
+        load_encoder(str(tmp_path))
+
+
+def test_a_file_of_a_checkpoint_names_the_path_to_pass(tiny_tf1_checkpoint, tmp_path):
+    """The weights file itself, or one file of a TF1 checkpoint, was 'not a .keras file, ...'."""
+    with pytest.raises(InputFileError, match=re.escape(f"pass the directory that holds it (its weights and "
+                                                       f"config.json), {TINY_HF}.")):
+        load_encoder(str(TINY_HF / "model.safetensors"))
+    prefix = str(tiny_tf1_checkpoint[0] / "bert_model.ckpt")
+    for path in (prefix + ".index", prefix + ".data-00000-of-00001"):
+        with pytest.raises(InputFileError, match=re.escape(f"pass its prefix, {prefix}, or its directory.")):
+            load_encoder(path)
+
+
+def test_a_directory_with_two_checkpoints_reads_model_safetensors_or_refuses(tmp_path):
+    """transformers reads model.safetensors (else the index's shards); another *.safetensors file beside it (a
+    fine-tuned copy) was merged in and its tensors silently won. Without model.safetensors, a tensor in two files
+    is refused."""
+    golden = load_encoder(str(TINY_HF)).get_layer("embeddings").get_weights()[0]
+    shutil.copytree(TINY_HF, tmp_path / "hf")
+    other = {k: v + 1 if v.dtype == np.float32 else v
+             for k, v in load_file(str(TINY_HF / "model.safetensors")).items()}
+    save_file(other, str(tmp_path / "hf" / "model_finetuned.safetensors"))
+    np.testing.assert_array_equal(load_encoder(str(tmp_path / "hf")).get_layer("embeddings").get_weights()[0], golden)
+    (tmp_path / "hf" / "model.safetensors").rename(tmp_path / "hf" / "a.safetensors")
+    with pytest.raises(InputFileError, match=r"model_finetuned\.safetensors: 46 of its tensors \(bert\..*\) are in "
+                                             r".*a\.safetensors too: .*move out the one not to load"):
+        load_encoder(str(tmp_path / "hf"))
+
+
+def test_an_object_based_tf2_checkpoint_is_named_as_such(tiny_tf1_checkpoint, tmp_path):
+    """TF Model Garden's BERT checkpoints name variables by object path; they were refused as 'matching no
+    weight of a BERT model ... (is the config right?)'."""
+    module = tf.Module()
+    module.embeddings = tf.Variable(np.zeros((120, 32), np.float32))
+    (tmp_path / "tf2").mkdir()
+    shutil.copy(tiny_tf1_checkpoint[0] / "bert_config.json", tmp_path / "tf2")
+    tf.train.Checkpoint(encoder=module).write(str(tmp_path / "tf2" / "bert_model.ckpt"))
+    with pytest.raises(InputFileError, match=r"bert_model\.ckpt: a TF2 object-based checkpoint .*e\.g\. "
+                                             r"encoder/embeddings/\.ATTRIBUTES/VARIABLE_VALUE.*original checkpoint"):
+        load_encoder(str(tmp_path / "tf2"))

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from keras_bert_lite import BertConfig
+from keras_bert_lite.utils.errors import InputFileError
 
 
 @pytest.mark.parametrize("name,layers,hidden,heads", [
@@ -71,6 +72,17 @@ def test_hf_config_gelu_is_exact(tmp_path):
     assert BertConfig.from_json(tmp_path / "config.json").hidden_act == "gelu_approx"
 
 
+@pytest.mark.parametrize("name, ours", [("gelu_python", "gelu"), ("gelu_fast", "gelu_approx"),
+                                        ("gelu_accurate", "gelu_approx")])
+def test_hf_config_other_names_of_the_two_gelus(tmp_path, name, ours):
+    """transformers' gelu_python is its exact GELU, gelu_fast and gelu_accurate its tanh form (they were refused);
+    an export still writes gelu and gelu_pytorch_tanh."""
+    (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert", hidden_act=name)))
+    config = BertConfig.from_json(tmp_path / "config.json")
+    assert config.hidden_act == ours
+    assert config.to_reference_dict("hf")["hidden_act"] == {"gelu": "gelu", "gelu_approx": "gelu_pytorch_tanh"}[ours]
+
+
 @pytest.mark.parametrize("dialect", ["original", "hf"])
 def test_reference_dict_round_trip(dialect):
     c = BertConfig.from_preset("small", hidden_act="gelu_approx")
@@ -80,3 +92,29 @@ def test_reference_dict_round_trip(dialect):
 def test_exact_gelu_cannot_be_written_as_original():
     with pytest.raises(ValueError, match="gelu_approx"):
         BertConfig.from_preset("tiny").to_reference_dict("original")
+
+
+@pytest.mark.parametrize("key, value", [("layer_norm_eps", "1e-12"), ("hidden_dropout_prob", None),
+                                        ("initializer_range", None), ("hidden_act", ["gelu"])])
+def test_a_value_of_the_wrong_json_type_names_file_and_key(tmp_path, key, value):
+    """Strings, nulls and lists where numbers or names belong (each crashed with a TypeError)."""
+    (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert", **{key: value})))
+    with pytest.raises(InputFileError, match=r"config\.json: .*(hidden_act|must be a number)"):
+        BertConfig.from_json(tmp_path / "config.json")
+
+
+def test_hf_config_may_leave_out_keys_with_hf_defaults(tmp_path):
+    """Hugging Face's BertConfig defaults are the base model's: a config.json without num_hidden_layers and
+    num_attention_heads was read in our dialect and refused for its 'unknown fields'."""
+    hf = {k: v for k, v in ORIGINAL_BASE.items() if k not in ("num_hidden_layers", "num_attention_heads")}
+    (tmp_path / "config.json").write_text(json.dumps(dict(hf, model_type="bert")))
+    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.from_preset("base")
+
+
+def test_a_causal_decoder_config_is_refused(tmp_path):
+    """HF runs `is_decoder: true` with a causal mask; read as an encoder its outputs silently differed."""
+    (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert", is_decoder=True)))
+    with pytest.raises(InputFileError, match=r"config\.json: is_decoder is True.*set is_decoder to false"):
+        BertConfig.from_json(tmp_path / "config.json")
+    (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert", is_decoder=False)))
+    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.from_preset("base")

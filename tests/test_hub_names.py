@@ -133,6 +133,16 @@ def test_a_model_missing_offline_is_a_clear_error(offline_cache):
         load_encoder("runs/sst2/model.keras")                  # a path, not a name: never looked up
 
 
+def test_a_hub_model_without_safetensors_weights_says_what_to_do(offline_cache):
+    """huggingface_hub fetches no pytorch_model.bin (HUB_FILES), so a model published only as one left a
+    snapshot without weights and the bare 'no *.safetensors file' error."""
+    write_snapshot(offline_cache, TINY, {"config.json": TINY_HF / "config.json", "vocab.txt": tiny_vocab_text()
+                                         .encode()}, commit_hash("pytorch only"))
+    with pytest.raises(InputFileError, match=r"no \*\.safetensors file .*published as pytorch_model\.bin only: "
+                                             r"save it as safetensors with transformers"):
+        load_encoder(TINY)
+
+
 def test_legacy_names_find_the_google_bert_cache_entry(offline_cache, tmp_path):
     snapshot = write_snapshot(offline_cache, "google-bert/bert-base-uncased", tiny_files(tmp_path),
                               commit_hash("one"))

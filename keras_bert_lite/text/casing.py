@@ -28,6 +28,13 @@ logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "tokenizer_config.json"
 CASED_SHARE = 0.01        # tokens that lower-casing changes, over tokens with letters, above which a vocab is cased
+# tokenizer_config.json fields of Hugging Face's BertTokenizer that change its token ids, and the one value of each
+# this library implements; and the tokenizer classes that tokenize as BERT's: BertTokenizer, its subclasses that
+# change nothing in the tokenization, and PreTrainedTokenizerFast (defined by tokenizer.json, read in its stead).
+_IMPLEMENTED = {"do_basic_tokenize": True, "tokenize_chinese_chars": True}
+_BERT_TOKENIZERS = {f"{family}Tokenizer{fast}" for family in ("Bert", "DistilBert", "Electra", "MobileBert",
+                                                               "SqueezeBert", "ConvBert", "LayoutLM")
+                    for fast in ("", "Fast")} | {"PreTrainedTokenizerFast"}
 _ORIGINAL_DIR = re.compile(r"(?:^|_)(?P<casing>uncased|cased)_L-\d+_H-\d+_A-\d+$|^(?P<multilingual>multilingual)_L-")
 
 
@@ -42,6 +49,7 @@ def recorded_casing(vocab_path: str) -> tuple[bool | None, str]:
     config = os.path.join(directory, CONFIG_FILE)
     if os.path.exists(config):
         values = _read_json(config)
+        _check_tokenization(values, config)
         if "do_lower_case" in values:
             return _checked(_flag(values, "do_lower_case", config), values.get("strip_accents"), config), config
     if vocab_path.endswith(".json"):
@@ -151,6 +159,25 @@ def _other_vocabularies(vocab_path: str) -> list[str]:
                 if any(line.strip() == "[UNK]" for line in f):
                     found.append(path)
     return found
+
+
+def _check_tokenization(values: dict, source: str) -> None:
+    """Refuses a tokenizer_config.json that asks Hugging Face for another tokenization than BERT's BasicTokenizer
+    + WordPiece, the one this library has (`_BERT_TOKENIZERS`, `_IMPLEMENTED`).
+
+    Raises:
+        InputFileError: naming `source` and the field.
+    """
+    for field, implemented in _IMPLEMENTED.items():
+        if values.get(field, implemented) != implemented:
+            raise InputFileError(f"{source}: field {field!r} is {values[field]!r}; this library tokenizes as BERT's "
+                                 f"BasicTokenizer with {field} {json.dumps(implemented)} only, so its token ids would "
+                                 "not be the model's.")
+    name = values.get("tokenizer_class")
+    if name is not None and name not in _BERT_TOKENIZERS:
+        raise InputFileError(f"{source}: field 'tokenizer_class' is {name!r}; this library has BERT's own "
+                             "tokenizer only (BertTokenizer and the classes that tokenize as it does), so its token "
+                             "ids would not be the model's.")
 
 
 def _flag(values: dict, field: str, source: str) -> bool:
