@@ -30,7 +30,8 @@ CONFIG_FILE = "tokenizer_config.json"
 CASED_SHARE = 0.01        # tokens that lower-casing changes, over tokens with letters, above which a vocab is cased
 # tokenizer_config.json fields of Hugging Face's BertTokenizer that change its token ids, and the one value of each
 # this library implements; and the tokenizer classes that tokenize as BERT's: BertTokenizer, its subclasses that
-# change nothing in the tokenization, and PreTrainedTokenizerFast (defined by tokenizer.json, read in its stead).
+# change nothing in the tokenization, and PreTrainedTokenizerFast (whose tokenization is its tokenizer.json's: of that
+# file only the BertNormalizer's lowercase is read, so such a config is accepted unchecked, as before).
 _IMPLEMENTED = {"do_basic_tokenize": True, "tokenize_chinese_chars": True}
 _BERT_TOKENIZERS = {f"{family}Tokenizer{fast}" for family in ("Bert", "DistilBert", "Electra", "MobileBert",
                                                                "SqueezeBert", "ConvBert", "LayoutLM")
