@@ -88,9 +88,9 @@ def test_utf16_files_get_the_utf16_fix(tmp_path):
 
 
 @pytest.mark.parametrize("content, what", [
-    (gzip.compress(b"text,label\nfine,pos\n"), r"is gzip-compressed \(decompress it: `gunzip -k {path}`\)"),
+    (gzip.compress(b"text,label\nfine,pos\n", mtime=0), r"is gzip-compressed \(decompress it: `gunzip -k {path}`\)"),
     (b"PK\x03\x04\x14\x00\x06\x00", r"is a zip archive or an Excel workbook"),
-])
+], ids=["gzip", "zip"])     # fixed ids: every pytest-xdist worker must collect the same test names
 def test_a_compressed_file_is_named_as_such(tmp_path, content, what):
     """A gzip file named train.csv was 'not UTF-8 ... re-encode it with iconv -f latin1', which gives garbage."""
     path = tmp_path / "train.csv"
