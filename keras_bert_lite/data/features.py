@@ -85,6 +85,7 @@ def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int, first_
     max_length = int(lengths.max()) + 1 if n else 1
     num_batches = -(-n // batch_size)
 
+    @tf.autograph.experimental.do_not_convert       # graph code: no source rewrite at each start
     def epoch_batches(epoch):
         permutation = tf.random.experimental.stateless_shuffle(tf.range(n, dtype=tf.int64),
                                                                seed=tf.stack([epoch, tf.constant(seed, tf.int64)]))
@@ -131,7 +132,10 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
         segments = tuple(tf.gather(s, order) for s in segments)
         labels = tf.nest.map_structure(lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor)
                                        else y[order], labels, expand_composites=False)
+    # The functions tf.data traces here are graph code: no autograph, which would rewrite their source (and the
+    # packer's) at each start.
     if shuffle_seed is not None:       # training: shuffled batches of similar lengths (module docstring)
+        @tf.autograph.experimental.do_not_convert
         def gather(index):
             return (tuple(tf.gather(s, index) for s in segments),
                     tf.nest.map_structure(lambda y: tf.gather(y, index), labels))
@@ -139,6 +143,7 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
     else:
         dataset = tf.data.Dataset.from_tensor_slices((segments, labels)).ragged_batch(batch_size)
 
+    @tf.autograph.experimental.do_not_convert
     def pack(s, y):
         inputs = packer(*s)
         return inputs, (pack_labels(inputs, y) if pack_labels else y)

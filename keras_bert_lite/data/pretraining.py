@@ -127,13 +127,19 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
     seq_length = packer.seq_length
     max_num_tokens = seq_length - 3
     autotune = tf.data.AUTOTUNE
+    # Each function below is graph code (its loops and branches are tf.while_loop/tf.cond), so tf.data traces it
+    # without autograph: autograph would rewrite the source of every function these call (the tokenizer, the
+    # NSP spans, the masker) at each start of a run, for the same graph.
+    no_autograph = tf.autograph.experimental.do_not_convert
 
+    @no_autograph
     def tokenize_document(doc):
         lines = tf.strings.split(doc, "\n")
         lines = tf.boolean_mask(lines, tf.strings.length(tf.strings.strip(lines)) > 0)
         sentences = tokenizer.tokenize(lines)                                   # [n, (tokens)]
         return tf.gather(sentences, tf.where(sentences.row_lengths() > 0)[:, 0])
 
+    @no_autograph
     def make_instances(window_index, window):
         window_seed = tf.stack([tf.cast(seed, tf.int64), window_index])
         a_start, a_end, b_start, b_end, is_random = nsp_spans(window, window_seed, max_num_tokens, short_seq_prob)
@@ -150,6 +156,7 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
                 "tokens_b": segment(b_start + b_front, b_end - b_back),
                 "next_sentence_labels": is_random}
 
+    @no_autograph
     def pack_and_mask(group_index, group):
         packed = packer(group["tokens_a"], group["tokens_b"])
         masked = masker(packed["input_word_ids"], tf.stack([tf.cast(seed, tf.int64) + 1, group_index]))
@@ -161,7 +168,7 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
         return features, labels
 
     docs = documents.map(tokenize_document, num_parallel_calls=autotune, deterministic=True)
-    docs = docs.filter(lambda sentences: sentences.nrows() > 0)
+    docs = docs.filter(no_autograph(lambda sentences: sentences.nrows() > 0))
     instances = (docs.ragged_batch(window_docs, drop_remainder=True).enumerate()
                  .map(make_instances, num_parallel_calls=autotune, deterministic=True).unbatch())
     examples = (instances.shuffle(shuffle_buffer, seed=seed)

@@ -57,11 +57,11 @@ class HubEncoder(tf.train.Checkpoint):
         self.regularization_losses = []
 
         spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
-        self.__call__ = tf.function(self._call)
+        self.__call__ = tf.function(self._call, autograph=False)                # graph code: no source rewrite
         for training in (False, True):
             self.__call__.get_concrete_function(spec, training=training)
         self._serve = tf.function(self._serving_default, input_signature=[
-            tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES])
+            tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES], autograph=False)
 
     def _call(self, inputs, training=False):
         out = self.encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)

@@ -99,14 +99,17 @@ class HubPreprocessor(tf.train.Checkpoint):
                          "padding_id": vocab.pad_id, "mask_id": vocab.mask_id, "vocab_size": len(vocab)}
         text = tf.TensorSpec([None], tf.string)
 
-        self.__call__ = tf.function(self._preprocess, input_signature=[text])
+        # Graph code throughout (Python branches only): traced without autograph, which would rewrite the source
+        # of the tokenizer and the packer first.
+        self.__call__ = tf.function(self._preprocess, input_signature=[text], autograph=False)
         special_tokens = tf.function(lambda: dict(self._special), input_signature=[])
         self.tokenize = _Callable()
-        self.tokenize.__call__ = tf.function(self._tokenize, input_signature=[text])
+        self.tokenize.__call__ = tf.function(self._tokenize, input_signature=[text], autograph=False)
         self.tokenize.get_special_tokens_dict = _Callable()
         self.tokenize.get_special_tokens_dict.__call__ = special_tokens
         self.tokenize_with_offsets = _Callable()
-        self.tokenize_with_offsets.__call__ = tf.function(self._tokenize_with_offsets, input_signature=[text])
+        self.tokenize_with_offsets.__call__ = tf.function(self._tokenize_with_offsets, input_signature=[text],
+                                                          autograph=False)
         self.tokenize_with_offsets.get_special_tokens_dict = self.tokenize.get_special_tokens_dict
 
         # As TF Hub's wrapper: traced for 1 or 2 segments of ragged rank 1 or 2, seq_length a scalar tensor
@@ -124,7 +127,8 @@ class HubPreprocessor(tf.train.Checkpoint):
                     [tf.RaggedTensorSpec([None] * (ragged_rank + 1), tf.int32) for _ in range(count)],
                     seq_length=tf.TensorSpec([], tf.int32))
         self._serve = tf.function(self._serving_default, input_signature=[tf.TensorSpec([None], tf.string,
-                                                                                         name="sentences")])
+                                                                                         name="sentences")],
+                                  autograph=False)
 
     def _preprocess(self, inputs):
         return self.packer(self.tokenizer.tokenize(inputs))

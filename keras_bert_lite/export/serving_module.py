@@ -26,6 +26,8 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
 
 from __future__ import annotations
 
+import functools
+
 import tensorflow as tf
 
 from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, TaskSpec
@@ -94,19 +96,22 @@ class ServingModule(tf.Module):
         self.labels = tf.constant(list(spec.labels) or [""], tf.string)
 
         encoder_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
-        self.__call__ = tf.function(self._call_encoder, input_signature=[encoder_spec])
+        self.__call__ = tf.function(self._call_encoder, input_signature=[encoder_spec], autograph=False)
 
     # ------------------------------------------------------------------ signatures
     def signatures(self) -> dict:
         """The concrete signature functions to pass to `tf.saved_model.save`."""
         fields = self.spec.text_fields
+        # Every signature is graph code (Python branches only): traced without autograph, which would rewrite the
+        # source of the tokenizer, the packer and the heads first.
+        function = functools.partial(tf.function, autograph=False)
         if self.spec.is_pair:
-            serve = tf.function(lambda text, text_b: self._serve(text, text_b), input_signature=_texts(fields))
-            preprocess = tf.function(lambda text, text_b: self._pack(text, text_b), input_signature=_texts(fields))
+            serve = function(lambda text, text_b: self._serve(text, text_b), input_signature=_texts(fields))
+            preprocess = function(lambda text, text_b: self._pack(text, text_b), input_signature=_texts(fields))
         else:
-            serve = tf.function(lambda text: self._serve(text), input_signature=_texts(fields))
-            preprocess = tf.function(lambda text: self._pack(text), input_signature=_texts(fields))
-        encode = tf.function(lambda input_word_ids, input_mask, input_type_ids: self._encode(
+            serve = function(lambda text: self._serve(text), input_signature=_texts(fields))
+            preprocess = function(lambda text: self._pack(text), input_signature=_texts(fields))
+        encode = function(lambda input_word_ids, input_mask, input_type_ids: self._encode(
             {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}),
             input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES])
         signatures = {
@@ -115,7 +120,7 @@ class ServingModule(tf.Module):
             "encode": encode.get_concrete_function(),
         }
         if self.spec.task_type == "classification":
-            classify = tf.function(self._classify, input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+            classify = function(self._classify, input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
             signatures["classify"] = classify.get_concrete_function()
         return signatures
 

@@ -88,13 +88,13 @@ def _gelu_and_slope(x, approximate):
     return x * cdf, cdf + x * pdf
 
 
-@tf.function(jit_compile=True, reduce_retracing=True)
+@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
 def _gelu_value(x, approximate):
     value, _ = _gelu_and_slope(tf.cast(x, tf.float32), approximate)   # XLA drops the unused slope
     return tf.cast(value, x.dtype)
 
 
-@tf.function(jit_compile=True, reduce_retracing=True)
+@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
 def _gelu_gradient(x, dy, approximate):
     _, slope = _gelu_and_slope(tf.cast(x, tf.float32), approximate)
     return tf.cast(tf.cast(dy, tf.float32) * slope, dy.dtype)

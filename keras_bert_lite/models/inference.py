@@ -53,7 +53,9 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
                    for i in range(parts)]
         return tf.nest.map_structure(lambda *slices: tf.concat(slices, axis=0), *results)
 
-    return tf.function(forward, jit_compile=use_xla(jit_compile), input_signature=input_signature)
+    # Graph code (Python branches only): traced without autograph, which would rewrite the source first.
+    return tf.function(forward, jit_compile=use_xla(jit_compile), input_signature=input_signature,
+                       autograph=False)
 
 
 def _default_parts() -> int:

@@ -40,7 +40,7 @@ from keras_bert_lite.training.schedules import WarmupLinearDecay
 DEFAULT_WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
 
 
-@tf.function(jit_compile=True, reduce_retracing=True)
+@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
 def _sum_of_squares(x):
     """sum(x^2) as one XLA kernel: one read of `x`, not a squared copy written and then read again."""
     return tf.reduce_sum(tf.square(x))
@@ -234,7 +234,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         self.assign(v, next_v)
         self.assign(variable, next_var)
 
-    @tf.function(jit_compile=True, reduce_retracing=True)
+    @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
     def _fused_update(self, grad, scale, m, v, variable, lr, excluded, update_now):
         """The update's element-wise math as one XLA kernel: one pass over (g, m, v, w) instead of ~15 ops
         of one pass each, which in graph mode run one after the other after the clip. `scale` is the global-norm

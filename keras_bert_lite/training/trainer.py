@@ -80,6 +80,9 @@ class Trainer:
         self._gradient_norm = gradient_norm_variable(optimizer)
 
     # ------------------------------------------------------------------ one step
+    # Graph code (the model, the loss and the optimizer branch in Python only): the autograph-converted training
+    # loop calls it unconverted, so autograph does not rewrite the source of everything it calls at each start.
+    @tf.autograph.experimental.do_not_convert
     def _replica_step(self, batch):
         """One training step on this replica's batch; returns its share of the global loss."""
         x, y = batch
