@@ -92,7 +92,10 @@ class Vocab:
         """Loads `vocab.txt` (one token per line, as google-research/bert writes it) or HF `tokenizer.json`,
         with the casing recorded beside it (`text.casing`).
 
-        For `vocab.txt`, like the reference's `load_vocab`, surrounding whitespace of each line is stripped.
+        For `vocab.txt`, like the reference's `load_vocab`, surrounding whitespace of each line is stripped. Blank
+        lines at the end of the file are ignored: the reference gives them the ids after the last token, which
+        no text ever tokenizes to, so every token keeps its id. A blank line between tokens is an error (it would
+        give the empty string an id, and the reference would use that id for nothing).
         """
         path = os.fspath(path)
         lower_case, casing_source = recorded_casing(path)
@@ -100,11 +103,13 @@ class Vocab:
             return cls(cls._tokenizer_json_tokens(path), source=path, lower_case=lower_case,
                        casing_source=casing_source)
         lines = read_utf8(path).split("\n")
-        if lines and lines[-1] == "":
+        while lines and not lines[-1].strip():
             lines.pop()
         for number, line in enumerate(lines, 1):
             if not line.strip():
-                raise InputFileError(f"{path}:{number}: empty token line; a vocab.txt has one token per line.")
+                raise InputFileError(f"{path}:{number}: empty token line between tokens; a vocab.txt has one token "
+                                     "per line: delete the line if the ids after it were not trained with it, else "
+                                     "put a placeholder token there (e.g. [unused_blank]) to keep those ids.")
         return cls([line.strip() for line in lines], source=path, lower_case=lower_case, casing_source=casing_source)
 
     @staticmethod

@@ -38,12 +38,21 @@ def test_errors_name_the_problem(tmp_path):
         Vocab(["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
     path = tmp_path / "vocab.txt"
     path.write_text("[PAD]\n\n[UNK]\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"vocab.txt:2: empty token line"):
+    with pytest.raises(ValueError, match=r"vocab.txt:2: empty token line between tokens"):
         Vocab.from_file(path)
     bad_json = tmp_path / "tokenizer.json"
     bad_json.write_text(json.dumps({"model": {"type": "BPE", "vocab": {}}}), encoding="utf-8")
     with pytest.raises(ValueError, match="'model' is of type 'BPE'"):
         Vocab.from_file(bad_json)
+
+
+def test_blank_lines_at_the_end_are_ignored_as_the_reference_ids_them_after_every_token(tmp_path):
+    """google-research/bert's and Hugging Face's load_vocab give a trailing blank line the next id: no text
+    tokenizes to it, and every real token keeps its id."""
+    path = tmp_path / "vocab.txt"
+    path.write_text("\n".join(SPECIAL_TOKENS) + "\nhello\nworld\n\n  \n", encoding="utf-8")
+    vocab = Vocab.from_file(path)
+    assert vocab.tokens == (*SPECIAL_TOKENS, "hello", "world") and vocab.token_to_id["world"] == 6
 
 
 def test_an_embedding_table_may_pad_the_vocabulary_to_a_multiple_of_8_to_128():
