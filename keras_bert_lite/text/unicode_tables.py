@@ -50,9 +50,13 @@ def _strip_accents(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
-def _classes(cps: np.ndarray, chars: list[str]) -> np.ndarray:
+# Unassigned (Cn), private-use (Co) and surrogate (Cs) code points have no case mapping and no decomposition, and
+# are neither cased nor case-ignorable: only the others are probed through str.lower() (a seventh of the range).
+_CASELESS_CATEGORIES = ("Cn", "Co", "Cs")
+
+
+def _classes(cps: np.ndarray, chars: list[str], category: np.ndarray) -> np.ndarray:
     """The reference's predicates, first match wins: dropped, whitespace, CJK, punctuation, else word."""
-    category = np.asarray(list(map(unicodedata.category, chars)))
     tab_nl_cr = (cps == 9) | (cps == 10) | (cps == 13)
     dropped = ~tab_nl_cr & ((cps == 0) | (cps == 0xFFFD) | (category == "Cc") | (category == "Cf"))
     # _is_whitespace, plus what str.split() in whitespace_tokenize also splits on (U+2028, U+2029).
@@ -91,9 +95,11 @@ class UnicodeTables:
 
 def _two_level(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Splits `values` [0x110000] into pages of 1 << BLOCK_BITS; returns (page → block offset, unique blocks)."""
-    pages = values.reshape(-1, 1 << BLOCK_BITS)
-    unique, index = np.unique(pages, axis=0, return_inverse=True)
-    return (index.reshape(-1) << BLOCK_BITS).astype(np.int32), unique.reshape(-1).astype(np.int32)
+    pages = values.astype(np.int32).reshape(-1, 1 << BLOCK_BITS)
+    first_of = {}                                               # a page's bytes -> its block, in order of first use
+    index = np.asarray([first_of.setdefault(page.tobytes(), len(first_of)) for page in pages])
+    unique = pages[np.unique(index, return_index=True)[1]]
+    return (index << BLOCK_BITS).astype(np.int32), unique.reshape(-1)
 
 
 def _sigma_context_bits(chars: list[str]) -> list[int]:
@@ -109,20 +115,29 @@ def _sigma_context_bits(chars: list[str]) -> list[int]:
 
 @functools.lru_cache(maxsize=None)
 def unicode_tables() -> UnicodeTables:
-    """Builds (once per process, about a second) the tables from this Python's `unicodedata`."""
+    """Builds (once per process) the tables from this Python's `unicodedata`."""
     props, lower_rows, replacements = [], np.full(sys.maxunicode + 1, -1, np.int32), []
     block = 1 << 16
     for first in range(0, sys.maxunicode + 1, block):
         cps = np.arange(first, first + block)
         # "\n" separates probes below, so it stands in for itself as " " (same class, same mapping: none).
-        chars = [" " if cp == 10 else chr(cp) for cp in range(first, first + block)]
-        block_props = _classes(cps, chars) | np.asarray(_sigma_context_bits(chars))
+        chars = list(map(chr, range(first, first + block)))
+        if first == 0:
+            chars[10] = " "
+        category = np.asarray(list(map(unicodedata.category, chars)))
+        block_props = _classes(cps, chars, category)
         props.append(block_props)
-        mapped = _strip_accents("\n".join(chars).lower()).split("\n")
-        for i in np.flatnonzero(np.asarray(mapped, object) != np.asarray(chars, object)):
+        probed = np.flatnonzero(~np.isin(category, _CASELESS_CATEGORIES))
+        if not len(probed):
+            continue
+        probes = [chars[i] for i in probed]
+        block_props[probed] |= np.asarray(_sigma_context_bits(probes), block_props.dtype)
+        mapped = _strip_accents("\n".join(probes).lower()).split("\n")
+        for j in np.flatnonzero(np.asarray(mapped, object) != np.asarray(probes, object)):
+            i = probed[j]
             if block_props[i] & CLASS_MASK not in (DROP, SPACE):
                 lower_rows[first + i] = len(replacements)
-                replacements.append([ord(c) for c in mapped[i]] + [-1] * (MAX_EXPANSION - len(mapped[i])))
+                replacements.append([ord(c) for c in mapped[j]] + [-1] * (MAX_EXPANSION - len(mapped[j])))
     pages, blocks = _two_level(np.concatenate(props) | (lower_rows + 1) << ROW_SHIFT)
     return UnicodeTables(pages=pages, blocks=blocks,
                          lower_values=np.asarray(replacements, np.int32).reshape(-1, MAX_EXPANSION),

@@ -1,5 +1,8 @@
 """The per-code-point tables: invariants the graph relies on, and the Final_Sigma probes against str.lower()."""
 
+import sys
+import unicodedata
+
 import numpy as np
 
 from keras_bert_lite.text import unicode_tables as ut
@@ -48,3 +51,24 @@ def test_final_sigma_lower_cases_to_itself():
     t = ut.unicode_tables()
     assert _lower_rows(t, np.array([ut.FINAL_SIGMA]))[0] == -1
     assert _lower_rows(t, np.array([ut.CAPITAL_SIGMA]))[0] >= 0
+
+
+def test_every_code_point_lower_cases_and_sees_final_sigma_as_python_does():
+    """Every code point, one at a time, against Python itself: the uncased mapping (str.lower(), NFD, category Mn
+    dropped, as the reference maps each word) and the Final_Sigma bits (whether "xΣ" and "ΑxΣ" lower-case to a
+    final sigma). The tables probe only code points that can have a case; this checks that none was missed."""
+    t = ut.unicode_tables()
+    cps = np.arange(sys.maxunicode + 1)
+    props, rows = _props(t, cps), _lower_rows(t, cps)
+    wrong = []
+    for cp in range(sys.maxunicode + 1):
+        if props[cp] & ut.CLASS_MASK in (ut.DROP, ut.SPACE):           # removed before the reference lower-cases
+            continue
+        ch = chr(cp)
+        mapped = "".join(c for c in unicodedata.normalize("NFD", ch.lower()) if unicodedata.category(c) != "Mn")
+        table = ch if rows[cp] < 0 else "".join(chr(v) for v in t.lower_values[rows[cp]] if v >= 0)
+        sigma = (ut.CASED if (ch + "\u03a3").lower().endswith("\u03c2") else
+                 ut.CASE_IGNORABLE if ("\u0391" + ch + "\u03a3").lower().endswith("\u03c2") else 0)
+        if table != mapped or props[cp] & (ut.CASED | ut.CASE_IGNORABLE) != sigma:
+            wrong.append(hex(cp))
+    assert not wrong, wrong[:20]
