@@ -60,6 +60,10 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     """Reads a CoNLL-2003 file: `word POS chunk TAG` per line (the word first, the tag last, at least two
     columns), a blank line between sentences, `-DOCSTART-` lines ignored.
 
+    Comment lines before a sentence are skipped: CoNLL-U's `# text = ...`, MultiCoNER's `# id ...<TAB>domain=en`.
+    Such a line starts with `#` and its last column is no tag of the file; a sentence that starts with the word
+    `#` (CoNLL-2003's `# # I-NP O`) ends in one of the file's tags, and stays a sentence.
+
     A line holding a tab is split at tabs, so that its word may hold spaces (`New York\tB-LOC`): such a word
     stays one word, labelled on its first WordPiece and given one prediction, so that predictions line up with
     the file's lines. Other lines are split at ASCII spaces (a no-break space stays inside its word).
@@ -73,13 +77,17 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     sentences, tags, lines, bad = [], [], [], []
     words, labels, first = [], [], None
     tagged, words_only = False, None       # any line with a tag column; the first line with a single column
-    for number, line in enumerate(io.StringIO(read_text(path), newline=None).readlines() + [""], 1):
-        fields = _columns(line)
+    text_lines = io.StringIO(read_text(path), newline=None).readlines() + [""]
+    rows = [_columns(line) for line in text_lines]
+    file_tags = {fields[-1] for fields in rows if len(fields) > 1 and not fields[0].startswith("#")}
+    for number, (line, fields) in enumerate(zip(text_lines, rows), 1):
         if not fields or fields[0] == "-DOCSTART-":
             if words:
                 sentences.append(words), tags.append(labels), lines.append(first)
             words, labels, first = [], [], None
             continue
+        if not words and fields[0].startswith("#") and fields[-1] not in file_tags:
+            continue                        # a comment before a sentence: `# text = ...`, `# id ...`
         tagged = tagged or len(fields) > 1
         if len(fields) == 1 and not words_only:
             words_only = (number, fields[0])

@@ -7,8 +7,9 @@ The first WordPiece of each word predicts its tag (the paper's set-up; `runners.
 entity-level precision, recall and F1 (as seqeval's default mode; IOB1, IOB2 and IOBES tags). Tags without
 B-/I-/E-/S-/L-/U- prefixes (part of speech: `NN`, `VB`) tag words, not entities: the dev metric is then word
 accuracy (metrics.json's main_metric "accuracy"; a log line says so). A line holding a tab is split at tabs, so
-that a word may hold spaces (`New York<TAB>B-LOC`: one word, one prediction); other lines at spaces. Writes
-dev_predictions.txt (and test_predictions.txt): `word gold predicted` per line (tab-separated where a word holds
+that a word may hold spaces (`New York<TAB>B-LOC`: one word, one prediction); other lines at spaces. Comment
+lines before a sentence (`# text = ...`, `# id ...`: starting with `#`, ending in no tag of the file) are skipped.
+Writes dev_predictions.txt (and test_predictions.txt): `word gold predicted` per line (tab-separated where a word holds
 a space), a blank line between sentences. Words past `--seq_length` tokens are predicted "O". Sentences to tag
 (--test_file) need a tag column too: a dummy one (`John O`). A cased vocabulary suits NER (case marks names);
 the casing is the vocabulary's own.

@@ -19,3 +19,21 @@ def test_words_that_look_like_tags_in_the_right_order_are_read(tmp_path):
     path = tmp_path / "train.txt"
     path.write_text("U-boat B-MISC\nO O\n\nS-Bahn B-LOC\n")      # words with a tag's prefix, tags last
     assert read_conll(str(path)).tags == [["B-MISC", "O"], ["B-LOC"]]
+
+
+def test_comment_lines_before_a_sentence_are_skipped(tmp_path):
+    """CoNLL-U's `# text = ...` and MultiCoNER's `# id ...<TAB>domain=en` lines were read as a sentence of words
+    `#`, tagged `...` and `domain=en`: a junk class to train on."""
+    path = tmp_path / "train.txt"
+    path.write_text("# sent_id = 1\n# text = EU rejects\nEU B-ORG\nrejects O\n\n"
+                    "# id 5d1f\tdomain=en\nPeter\tB-PER\n")
+    read = read_conll(str(path))
+    assert read.words == [["EU", "rejects"], ["Peter"]]
+    assert read.tags == [["B-ORG", "O"], ["B-PER"]] and read.lines == [3, 7]
+
+
+def test_a_sentence_starting_with_the_word_hash_is_read(tmp_path):
+    """CoNLL-2003 has `#` as a word (POS `#`): its line ends in one of the file's tags, so it is no comment."""
+    path = tmp_path / "train.txt"
+    path.write_text("# # I-NP O\n1 CD I-NP O\n\nEU NNP I-NP B-ORG\n")
+    assert read_conll(str(path)).words == [["#", "1"], ["EU"]]
