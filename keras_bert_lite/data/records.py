@@ -56,9 +56,9 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
 
     Raises:
         DataError: "path:line: ..." for a malformed row: the wrong number of fields, a quote that never closes,
-            bytes that are not UTF-8, a repeat of the header line, a JSONL line that is not a JSON object (unless
-            skip_bad_rows); the file is missing or unreadable, its header line is malformed (a column named
-            twice), or it is one JSON array instead of JSON Lines.
+            bytes that are not UTF-8, a repeat of the header line, a JSONL line that is not a JSON object or names a
+            key twice (unless skip_bad_rows); the file is missing or unreadable, its header line is malformed (a
+            column named twice), or it is one JSON array instead of JSON Lines.
     """
     fmt = file_format(path)
     text = read_text(path)
@@ -86,9 +86,13 @@ def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
             bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
             continue
         try:
-            values = json.loads(line)
+            values = json.loads(line, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as error:
             bad.append(f"{path}:{number}: not valid JSON ({error.msg}); each line must be one JSON object.")
+            continue
+        except _RepeatedKey as error:
+            bad.append(f"{path}:{number}: key {error.key!r} appears twice in one object, so one of its values "
+                       f"would be lost; keep one, {SKIP_HINT}.")
             continue
         if not isinstance(values, dict):
             bad.append(f"{path}:{number}: a JSON {type(values).__name__}, not an object "
@@ -100,6 +104,24 @@ def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
             continue
         records.append(Record(number, values, len(records) + len(bad)))
     return records, bad
+
+
+class _RepeatedKey(ValueError):
+    """A JSON object names one key twice (`json.loads` would keep the last value, silently)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """`object_pairs_hook` that refuses a key given twice in one object."""
+    values = {}
+    for key, value in pairs:
+        if key in values:
+            raise _RepeatedKey(key)
+        values[key] = value
+    return values
 
 
 def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: str,

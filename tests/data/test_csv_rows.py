@@ -126,3 +126,14 @@ def test_swag_ids_number_the_file_s_rows_across_a_skipped_one(tmp_path):
     path = tmp_path / "test.csv"
     path.write_text("sent1,sent2,ending0,ending1,ending2,ending3\na,b,w,x,y,z\na,b,w,x\na,b,w,x,y,z\n")
     assert read_swag_csv(str(path), labeled=False, skip_bad_rows=True).ids == [0, 2]
+
+
+def test_a_jsonl_key_given_twice_is_a_malformed_row(tmp_path):
+    """`{"text": ..., "label": 1, "label": 0}` kept the last label, silently (as a CSV header naming a column
+    twice would)."""
+    path = tmp_path / "train.jsonl"
+    path.write_text('{"text": "fine", "label": 1}\n{"text": "awful", "label": 1, "label": 0}\n')
+    with pytest.raises(DataError, match=rf"^{path}:2: key 'label' appears twice in one object.*--skip_bad_rows"):
+        read_records(str(path))
+    records, skipped = read_records(str(path), skip_bad_rows=True)
+    assert skipped == 1 and [r.values for r in records] == [{"text": "fine", "label": 1}]
