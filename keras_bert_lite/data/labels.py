@@ -91,7 +91,8 @@ def regression_label(value) -> float:
     """The regression target of a label value: a finite number.
 
     Raises:
-        ValueError: a missing value, a boolean, text that is not a number, NaN or an infinity.
+        ValueError: a missing value, a boolean, text that is not a number (also Python's `1_000`, which a
+            spreadsheet or pandas reads as text), NaN or an infinity.
     """
     problem = label_problem(value)
     if problem:
@@ -101,9 +102,11 @@ def regression_label(value) -> float:
     try:
         score = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"the label {value!r} is not a number (a regression task needs numeric labels)") from None
-    if not math.isfinite(score):
+        score = None
+    if score is not None and not math.isfinite(score):
         raise ValueError(f"the label {value!r} is not a finite number; a regression target must be one")
+    if score is None or (isinstance(value, str) and not _NUMBER.fullmatch(value.strip())):   # float("1_000")
+        raise ValueError(f"the label {value!r} is not a number (a regression task needs numeric labels)")
     return score
 
 

@@ -34,6 +34,7 @@ def test_class_labels_refused(value, reason):
 @pytest.mark.parametrize("value, reason", [
     ("nan", "not a finite number"), ("inf", "not a finite number"), (float("-inf"), "not a finite number"),
     (True, "a boolean"), ("high", "not a number"), (None, "missing"),
+    ("1_000", "not a number"), ("1_0.5", "not a number"),      # float() reads them as 1000.0 and 10.5
 ])
 def test_regression_labels_refused(value, reason):
     with pytest.raises(ValueError, match=reason):
