@@ -285,9 +285,10 @@ def _tf1_indexes(directory: str) -> list[str]:
     return glob.glob(os.path.join(directory, "*.ckpt*.index")) or glob.glob(os.path.join(directory, "*.index"))
 
 
-def _read_config(config_path: str | None, config: BertConfig | None) -> BertConfig:
+def _read_config(config_path: str | None, config: BertConfig | None, weights: str) -> BertConfig:
     """The model's config: `config` if given, else the file `config_path`, else the other config file name
-    (`config.json`, `bert_config.json`) in its directory, each read in its own name's dialect (`BertConfig.from_json`).
+    (`config.json`, `bert_config.json`) in its directory, read in the dialect of the `weights` ("tf1", "hf")
+    unless it names its own (`BertConfig.from_json`).
 
     Raises:
         InputFileError: neither config file is beside the weights (the message says where to put one).
@@ -301,7 +302,7 @@ def _read_config(config_path: str | None, config: BertConfig | None) -> BertConf
     if found is None:
         raise InputFileError(f"{directory}: no config.json or bert_config.json beside the weights; put the model's "
                              "config file there (in Python you may pass config=BertConfig(...)).")
-    return BertConfig.from_json(found)
+    return BertConfig.from_json(found, weights)
 
 
 # --------------------------------------------------------------------------- public API
@@ -323,7 +324,7 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     fmt, location, config_path = _locate(path)
     if fmt == "keras":
         raise ValueError(f"{path}: a .keras file holds a whole model; use kbl.load_model or load_encoder.")
-    config = _read_config(config_path, config)
+    config = _read_config(config_path, config, fmt)
     expected = [n for names in _weight_sources(config, heads=True).values() for n in names]
     if fmt == "tf1":
         if os.path.isdir(path):

@@ -145,8 +145,13 @@ class BertConfig:
         atomic_write_text(path, json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
 
     @classmethod
-    def from_json(cls, path: str | os.PathLike) -> "BertConfig":
-        """Reads any of the three dialects (ours, original bert_config.json, HF config.json)."""
+    def from_json(cls, path: str | os.PathLike, weights: str | None = None) -> "BertConfig":
+        """Reads any of the three dialects (ours, original bert_config.json, HF config.json).
+
+        A reference config with `model_type` is HF's. Without it, it is the dialect of the weights beside it
+        (`weights`: "tf1" original, "hf" HF), else of its name (`config.json` HF, any other original): the two
+        read `"gelu"` differently (tanh against erf), and a renamed file keeps its weights' meaning.
+        """
         path = os.fspath(path)
         try:
             values = json.loads(read_utf8(path))
@@ -155,7 +160,8 @@ class BertConfig:
         if not isinstance(values, dict):
             raise InputFileError(f"{path}: expected a JSON object of config fields.")
         if "model_type" in values or set(values) & _REFERENCE_ONLY_KEYS:
-            dialect = "hf" if "model_type" in values or os.path.basename(path) == "config.json" else "original"
+            named = "hf" if os.path.basename(path) == "config.json" else "original"
+            dialect = "hf" if "model_type" in values else {"tf1": "original", "hf": "hf"}.get(weights, named)
             return cls.from_reference_dict(values, dialect=dialect, source=path)
         return cls.from_dict(values, source=path)
 

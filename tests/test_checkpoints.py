@@ -110,6 +110,16 @@ def test_original_tf1_checkpoint_matches_reference(tiny_tf1_checkpoint):
         assert np.abs(out["nsp_logits"].numpy() - golden["nsp_logits"]).max() <= 1e-5
 
 
+def test_an_original_config_renamed_config_json_keeps_the_tanh_gelu(tiny_tf1_checkpoint):
+    """Beside TF1 weights, a `config.json` without model_type is an original bert_config.json renamed: its "gelu"
+    is the tanh form. It was read as Hugging Face's (exact erf), and the outputs drifted from the reference."""
+    ckpt_dir, _, _ = tiny_tf1_checkpoint
+    (ckpt_dir / "bert_config.json").rename(ckpt_dir / "config.json")
+    golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
+    out = load_pretrainer(str(ckpt_dir))({k: golden[k] for k in (*INPUTS, "masked_lm_positions")})
+    assert np.abs(out["mlm_logits"].numpy() - golden["mlm_logits"]).max() <= 1e-5
+
+
 def test_tf1_extra_variable_is_an_error(tiny_tf1_checkpoint, tmp_path):
     _, tensors, bert_config = tiny_tf1_checkpoint
     tensors = dict(tensors, **{"bert/encoder/layer_2/output/dense/bias": np.zeros(32, np.float32)})

@@ -64,6 +64,16 @@ def test_original_bert_config_gelu_is_the_tanh_form(tmp_path):
     assert c == BertConfig.from_preset("base", hidden_act="gelu_approx")
 
 
+def test_a_reference_config_without_model_type_takes_the_dialect_of_its_weights(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(ORIGINAL_BASE))
+    assert BertConfig.from_json(tmp_path / "config.json").hidden_act == "gelu"            # by its name
+    assert BertConfig.from_json(tmp_path / "config.json", weights="tf1").hidden_act == "gelu_approx"
+    (tmp_path / "bert_config.json").write_text(json.dumps(ORIGINAL_BASE))
+    assert BertConfig.from_json(tmp_path / "bert_config.json", weights="hf").hidden_act == "gelu"
+    (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert")))
+    assert BertConfig.from_json(tmp_path / "config.json", weights="tf1").hidden_act == "gelu"   # says it is HF's
+
+
 def test_hf_config_gelu_is_exact(tmp_path):
     hf = dict(ORIGINAL_BASE, model_type="bert", layer_norm_eps=1e-12)
     (tmp_path / "config.json").write_text(json.dumps(hf))
