@@ -15,13 +15,15 @@ saves a tf.keras model; TF Hub's "Common SavedModel APIs for Text", Transformer 
   output layer's name with a counter over the outputs in sorted-key order: `bert_encoder` (default),
   `bert_encoder_1` .. `bert_encoder_L` (encoder_outputs), `bert_encoder_{L+1}` (pooled_output),
   `bert_encoder_{L+2}` (sequence_output). (That is tf_keras `saving_utils.trace_model_call` naming outputs by
-  `model.output_names`; a published dump of the L-12 model's signature shows exactly these 15 names.)
+  `model.output_names`; a published dump of the L-12 model's signature shows exactly these 15 names.) It checks
+  a request's ids first (`input_checks`); `__call__`, which training runs, does not.
 """
 
 from __future__ import annotations
 
 import tensorflow as tf
 
+from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.encoder import INPUT_NAMES
 
 SERVING_OUTPUT_LAYER = "bert_encoder"
@@ -71,8 +73,7 @@ class HubEncoder(tf.train.Checkpoint):
                 "encoder_outputs": [tf.cast(x, tf.float32) for x in out["encoder_outputs"]]}
 
     def _serving_default(self, input_word_ids, input_mask, input_type_ids):
-        out = self._call({"input_word_ids": input_word_ids, "input_mask": input_mask,
-                          "input_type_ids": input_type_ids})
+        out = self._call(checked_encoder_inputs(self.encoder, input_word_ids, input_mask, input_type_ids))
         flat = [out["default"], *out["encoder_outputs"], out["pooled_output"], out["sequence_output"]]
         return dict(zip(serving_output_names(self.num_layers), flat))
 

@@ -17,7 +17,8 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
   `[batch, seq_length]` (seq_length fixed at export).
 * `encode`: those three inputs (`[batch, seq]`, any seq <= max_position_embeddings) -> `pooled_output`,
   `sequence_output`, and `encoder_outputs` stacked as `[num_layers, batch, seq, H]`: the TF Hub encoder contract
-  as a signature. The module's `__call__` (the Reusable SavedModel API, e.g. `hub.KerasLayer`) returns
+  as a signature. A request's ids are checked first (`input_checks`: INVALID_ARGUMENT naming the input, value
+  and position). The module's `__call__` (the Reusable SavedModel API, e.g. `hub.KerasLayer`) returns
   `encoder_outputs` as a list, as TF Hub encoders do.
 * `classify` (classification only): TF Serving's Classify API: `inputs`, serialized `tf.Example`s with bytes
   features `text` (and `text_b`) -> `classes` string `[batch, C]` (the label names) and `scores` float32
@@ -31,6 +32,7 @@ import functools
 import tensorflow as tf
 
 from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, TaskSpec
+from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
@@ -112,7 +114,7 @@ class ServingModule(tf.Module):
             serve = function(lambda text: self._serve(text), input_signature=_texts(fields))
             preprocess = function(lambda text: self._pack(text), input_signature=_texts(fields))
         encode = function(lambda input_word_ids, input_mask, input_type_ids: self._encode(
-            {"input_word_ids": input_word_ids, "input_mask": input_mask, "input_type_ids": input_type_ids}),
+            checked_encoder_inputs(self.encoder, input_word_ids, input_mask, input_type_ids)),
             input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES])
         signatures = {
             "serving_default": serve.get_concrete_function(),

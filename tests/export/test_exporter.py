@@ -109,6 +109,11 @@ def test_classifier_signatures(trained_classifier, vocab, tmp_path):
     assert [c.decode() for c in classified["classes"].numpy()[0]] == list(spec.labels)
     # The Reusable SavedModel API (hub.KerasLayer) returns encoder_outputs as a list, as TF Hub encoders do.
     assert len(loaded(expected)["encoder_outputs"]) == 2
+    # A request's ids are checked (tests/export/test_tf_hub.py has each check): an id past the vocabulary.
+    bad = dict(packed, input_word_ids=tf.tensor_scatter_nd_update(packed["input_word_ids"], [[1, 2]], [len(vocab)]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"input_word_ids holds\] \[{len(vocab)}\] "
+                                                             r"\[at \[row, position\]\] \[\[1 2\]\]"):
+        loaded.signatures["encode"](**bad)
 
 
 @pytest.fixture(scope="module")

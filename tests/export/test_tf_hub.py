@@ -105,6 +105,28 @@ def test_encoder_serving_default_has_tf_hubs_output_names(hub_encoder, encoder, 
         np.testing.assert_allclose(out[name], want, atol=1e-5, rtol=0)
 
 
+@pytest.mark.parametrize("change, message", [
+    ({"input_word_ids": [[101, 40000, 102]]}, r"input_word_ids holds\] \[40000\] \[at \[row, position\]\] \[\[0 1\]\] "
+                                              r"\[outside \[0, 30522\): ids in the vocabulary"),
+    ({"input_type_ids": [[0, 0, 2]]}, r"input_type_ids holds\] \[2\] .*\[\[0 2\]\] \[outside \[0, 2\)"),
+    ({"input_mask": [[1, -1, 1]]}, r"input_mask holds\] \[-1\] .*\[outside \[0, 2\): 1 for a token, 0 for padding"),
+    ({"input_mask": [[1, 1]]}, r"input_mask has shape\] \[1 2\] \[and input_word_ids\] \[1 3\]"),
+], ids=["word id past the vocabulary", "type id 2", "mask -1", "mask shorter"])
+def test_encoder_serving_default_names_ids_the_model_cannot_take(hub_encoder, change, message):
+    """A request's ids failed deep in an op (or, for a mask of 2 or on a GPU, not at all: wrong outputs)."""
+    inputs = {"input_word_ids": [[101, 2023, 102]], "input_mask": [[1, 1, 1]], "input_type_ids": [[0, 0, 0]]}
+    inputs = {name: tf.constant(value, tf.int32) for name, value in dict(inputs, **change).items()}
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        hub_encoder.signatures["serving_default"](**inputs)
+
+
+def test_encoder_serving_default_names_a_sequence_longer_than_the_position_table(hub_encoder):
+    inputs = {name: tf.zeros([1, 129], tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"the inputs have\] \[129\] \[positions; this model "
+                                                             r"takes at most 128 \(max_position_embeddings\)"):
+        hub_encoder.signatures["serving_default"](**inputs)
+
+
 # ------------------------------------------------------------------ preprocessor
 def test_preprocess_call_equals_our_tokenizer_and_packer(preprocessor, vocab):
     out = preprocessor(tf.constant(TEXTS))
