@@ -3,6 +3,7 @@ loss stops it with a one-line error and the finite checkpoints kept."""
 
 import json
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -14,14 +15,24 @@ from keras_bert_lite.runners.pretrain import main, parse_args, run
 from tests.training.test_pretrain import job_args, pretrain_cmd, tiny_json  # noqa: F401 - a fixture
 
 
+@pytest.fixture(scope="module")
+def ten_steps(tmp_path_factory, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
+    """A run of 10 steps (one checkpoint), made once: (its directory, its config file)."""
+    config, run_dir = tiny_json("r.json"), str(tmp_path_factory.mktemp("ten_steps") / "run")
+    run(parse_args(job_args(pydoc_corpus[0], uncased_vocab_path, config, run_dir, steps=10)))
+    return run_dir, config
+
+
 @pytest.fixture
-def started(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
-    """A run of 10 steps (one checkpoint) and the arguments that made it (`args.config`: its config file)."""
-    config = tiny_json("r.json")
+def started(ten_steps, tmp_path, pydoc_corpus, uncased_vocab_path):
+    """Each test's own copy of the 10-step run, in `tmp_path / "run"`, and the arguments that resume it
+    (`args.config`: its config file, shared by the copies: a test that edits it restores it). A run directory
+    moved is the same run (test_the_run_directory_spelt_another_way_resumes)."""
+    run_dir, config = ten_steps
+    shutil.copytree(run_dir, tmp_path / "run")
 
     def args(steps=10, **extra):
         return job_args(pydoc_corpus[0], uncased_vocab_path, config, str(tmp_path / "run"), steps=steps, **extra)
-    run(parse_args(args()))
     args.config = config
     return args
 
@@ -69,12 +80,18 @@ def test_a_damaged_model_config_is_one_line(started, tmp_path):
 
 
 def test_another_architecture_is_refused_by_field(started):
-    values = json.load(open(started.config))  # the same path, edited
-    json.dump({**values, "num_layers": 3}, open(started.config, "w"))
-    with pytest.raises(SettingsError, match=r"\(--config: r.json changed\)"):
-        run(parse_args(started()))
-    with pytest.raises(SettingsError, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
-        run(parse_args(started(allow_flag_change="config")))                 # a change accepted, but not this one
+    with open(started.config, encoding="utf-8") as f:
+        original = f.read()
+    try:
+        with open(started.config, "w", encoding="utf-8") as f:               # the same path, edited
+            json.dump({**json.loads(original), "num_layers": 3}, f)
+        with pytest.raises(SettingsError, match=r"\(--config: r.json changed\)"):
+            run(parse_args(started()))
+        with pytest.raises(SettingsError, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
+            run(parse_args(started(allow_flag_change="config")))             # a change accepted, but not this one
+    finally:
+        with open(started.config, "w", encoding="utf-8") as f:
+            f.write(original)
 
 
 def test_a_corpus_changed_in_place_is_refused(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
