@@ -144,6 +144,9 @@ def _custom_parts(job: GlueJob) -> dict:
         raise SystemExit(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at least "
                          "two (or pass --labels a,b,... / --task_type regression).")
     metrics = ("accuracy", "f1", "matthews_corrcoef") if len(label_names) == 2 else ("accuracy", "macro_f1")
+    if len(label_names) == 2:
+        logger.info("f1 is the F1 of the class %r, the second of the labels %s (--labels %s,%s would make it %r).",
+                    label_names[1], label_names, label_names[1], label_names[0], label_names[0])
     return dict(train=train, train_targets=encode_labels(train, label_names),
                 devs={"": (dev, encode_labels(dev, label_names))}, tests=tests, label_names=label_names,
                 metrics=metrics)

@@ -33,7 +33,7 @@ def write_csv(path, rows):
     return str(path)
 
 
-def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path):
+def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path, caplog):
     train = write_csv(tmp_path / "train.csv", reviews(192, 0))             # no ids: none are needed there
     dev = write_csv(tmp_path / "dev.csv", [dict(r, id=f"d{i}") for i, r in enumerate(reviews(24, 1))])
     ids = ["id\twith a tab", "id\nwith a line break", 'id "quoted"'] + [f"r{i}" for i in range(3, 10)]
@@ -42,7 +42,11 @@ def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path):
     flags = common_flags(tiny_init, out, "--train_file", train, "--dev_file", dev, "--test_file", test,
                          "--text_a", "review", "--label", "stars", "--seeds", "1,2", "--epochs", "4",
                          "--learning_rate", "1e-3", "--id_column", "id")
-    summary = run(parse_args(flags))
+    with caplog.at_level(logging.INFO):
+        summary = run(parse_args(flags))
+    # Which class f1 is of: the labels' order decides it, and the order of sorted names is no user's choice.
+    assert ("f1 is the F1 of the class 'pos', the second of the labels ['neg', 'pos'] (--labels pos,neg would make it "
+            "'neg')") in caplog.text
     per_seed = summary["per_seed"]
     assert set(per_seed) == {"1", "2"} and summary["main_metric"] == "accuracy"
     for name in ("accuracy", "f1", "matthews_corrcoef"):
