@@ -53,31 +53,38 @@ class BertPacker(tf.Module):
         self.cls_id, self.sep_id, self.pad_id = int(ids["cls_id"]), int(ids["sep_id"]), int(ids["pad_id"])
 
     def __call__(self, first: tf.RaggedTensor, second: tf.RaggedTensor | None = None) -> dict[str, tf.Tensor]:
-        first = tf.cast(first, tf.int32)
-        batch = first.nrows()
-        cls = tf.fill([batch, 1], self.cls_id)
-        sep = tf.fill([batch, 1], self.sep_id)
+        # Each kept token is scattered to its place in the padded [batch, seq] grid. In a traced graph (tf.data's
+        # map, a serving signature) that is a fifth of the ops of truncating, concatenating and densifying the
+        # rows with tf.ragged ops, so it traces and runs faster.
+        segments = [tf.cast(first, tf.int32)] + ([] if second is None else [tf.cast(second, tf.int32)])
+        lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]  # [batch] each
         if second is None:
-            first = first[:, :self.seq_length - 2]
-            segments = [cls, first, sep]
-            types = [0, 0, 0]
+            kept = [tf.minimum(lengths[0], self.seq_length - 2)]
         else:
-            first, second = truncate_pair(first, tf.cast(second, tf.int32), self.seq_length - 3)
-            segments = [cls, first, sep, second, sep]
-            types = [0, 0, 0, 1, 1]
-        word_ids = tf.concat(segments, axis=1)
-        type_ids = tf.concat([tf.ones_like(s) * t for s, t in zip(segments, types)], axis=1)
+            kept = list(truncated_lengths(lengths[0], lengths[1], self.seq_length - 3))
+        # Row i: [CLS] at 0, A from 1, its [SEP], then B from kept_a + 2 and its [SEP].
+        starts = [tf.ones_like(kept[0])] + ([] if second is None else [kept[0] + 2])
+        ends = [start + keep for start, keep in zip(starts, kept)]                    # where each [SEP] goes
+        total = ends[-1] + 1                                                           # [batch] tokens per row
         length = self.seq_length
         if self.dynamic:
-            longest = tf.cast(tf.reduce_max(word_ids.row_lengths()), tf.int32)      # <= seq_length
-            lengths = tf.constant(self.padded_lengths, tf.int32)
-            length = tf.gather(lengths, tf.searchsorted(lengths, longest[None]))[0]        # the first >= longest
-        shape = tf.stack([tf.cast(batch, tf.int32), length])
-        return {
-            "input_word_ids": word_ids.to_tensor(default_value=self.pad_id, shape=shape),
-            "input_mask": tf.ones_like(word_ids).to_tensor(default_value=0, shape=shape),
-            "input_type_ids": type_ids.to_tensor(default_value=0, shape=shape),
-        }
+            allowed = tf.constant(self.padded_lengths, tf.int32)
+            longest = tf.reduce_max(total)                                             # <= seq_length
+            length = tf.gather(allowed, tf.searchsorted(allowed, longest[None]))[0]    # the first >= longest
+        rows = tf.range(tf.size(total))
+        indices, updates = [tf.stack([rows, tf.zeros_like(rows)], axis=1)], [tf.fill(tf.shape(rows), self.cls_id)]
+        for segment, start, keep, end in zip(segments, starts, kept, ends):
+            row, position = _rows_and_positions(segment)
+            kept_token = position < tf.gather(keep, row)
+            indices += [tf.boolean_mask(tf.stack([row, tf.gather(start, row) + position], axis=1), kept_token),
+                        tf.stack([rows, end], axis=1)]
+            updates += [tf.boolean_mask(segment.values, kept_token), tf.fill(tf.shape(rows), self.sep_id)]
+        word_ids = tf.tensor_scatter_nd_update(tf.fill(tf.stack([tf.size(total), length]), self.pad_id),
+                                               tf.concat(indices, axis=0), tf.concat(updates, axis=0))
+        mask = tf.sequence_mask(total, length, dtype=tf.int32)
+        type_ids = tf.zeros_like(mask) if second is None else \
+            mask - tf.sequence_mask(ends[0] + 1, length, dtype=tf.int32)             # 1 on B and its [SEP]
+        return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
 
 
 def truncated_lengths(len_a: tf.Tensor, len_b: tf.Tensor, budget) -> tuple[tf.Tensor, tf.Tensor]:
@@ -115,6 +122,17 @@ def truncate_pair(first: tf.RaggedTensor, second: tf.RaggedTensor, budget: int):
 
 
 def _keep_first(ragged: tf.RaggedTensor, counts: tf.Tensor) -> tf.RaggedTensor:
-    """Keeps the first `counts[i]` items of row i. `counts` int64 `[batch]`."""
-    keep = tf.ragged.range(ragged.row_lengths()) < counts[:, None]
-    return tf.ragged.boolean_mask(ragged, keep)
+    """Keeps the first `counts[i]` items of row i. `ragged` `[batch, (items)]`; `counts` int `[batch]`."""
+    row, position = _rows_and_positions(ragged)
+    counts = tf.cast(counts, tf.int32)
+    return tf.RaggedTensor.from_row_lengths(
+        tf.boolean_mask(ragged.values, position < tf.gather(counts, row)),
+        tf.cast(tf.minimum(tf.cast(ragged.row_lengths(), tf.int32), counts), ragged.row_splits.dtype), validate=False)
+
+
+def _rows_and_positions(ragged: tf.RaggedTensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """Each item's row and its position in the row, int32 `[items]` (fewer graph ops than `value_rowids`)."""
+    splits = tf.cast(ragged.row_splits, tf.int32)
+    index = tf.range(tf.shape(ragged.values)[0])
+    row = tf.searchsorted(splits, index, side="right") - 1
+    return row, index - tf.gather(splits, row)
