@@ -1,4 +1,5 @@
-"""Trains a WordPiece vocabulary from text: our pre-tokenizer's words, counted, then tf_text's WordPiece learner."""
+"""Trains a WordPiece vocabulary from text: our pre-tokenizer's words, counted, then tf_text's WordPiece algorithm
+(`wordpiece_learner`, the same vocabulary in a fraction of the time)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import tensorflow as tf
 
 from keras_bert_lite.text.pretokenize import Pretokenizer
 from keras_bert_lite.text.vocab import CONTINUATION_PREFIX, SPECIAL_TOKENS, Vocab
+from keras_bert_lite.text.wordpiece_learner import learn
 
 
 def count_words(lines: Iterable[str | bytes], lower_case: bool, batch_size: int = 1024) -> collections.Counter:
@@ -53,10 +55,7 @@ def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool,
     Returns:
         The `Vocab`, with `lower_case` as its casing; reserved tokens get ids 0, 1, ... in the order given.
     """
-    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
-
     counts = count_words(lines, lower_case)
-    tokens = learner.learn(sorted(counts.items()), vocab_size=vocab_size, reserved_tokens=list(reserved_tokens),
-                           lower_thresh=min_count, max_unique_chars=max_unique_chars, include_joiner_token=True,
-                           joiner=CONTINUATION_PREFIX)
+    tokens = learn(sorted(counts.items()), vocab_size=vocab_size, reserved_tokens=list(reserved_tokens),
+                   lower_thresh=min_count, max_unique_chars=max_unique_chars, joiner=CONTINUATION_PREFIX)
     return Vocab(tokens, source="trained vocabulary", lower_case=lower_case, casing_source="kbl-vocab --lower_case")
