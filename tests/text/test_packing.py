@@ -45,6 +45,22 @@ def test_pair_truncation_equals_the_reference_loop(budget):
         assert (ra, rb) == (list(range(ea)), list(range(100, 100 + eb))), (a, b, budget)
 
 
+@pytest.mark.parametrize("splits", [tf.int64, tf.int32])
+def test_packed_pairs_equal_the_reference_layout(splits):
+    """Every pair of lengths up to 11 at seq 12: the reference truncation, then [CLS] A [SEP] B [SEP], padded."""
+    lengths = [(a, b) for a in range(12) for b in range(12)]
+    first = tf.ragged.constant([list(range(1, a + 1)) for a, _ in lengths], ragged_rank=1, row_splits_dtype=splits)
+    second = tf.ragged.constant([list(range(50, 50 + b)) for _, b in lengths], ragged_rank=1, row_splits_dtype=splits)
+    out = BertPacker(12, IDS)(first, second)
+    for row, (a, b) in enumerate(lengths):
+        keep_a, keep_b = _reference_truncate(a, b, 12 - 3)
+        ids = [101, *range(1, keep_a + 1), 102, *range(50, 50 + keep_b), 102]
+        types = [0] * (keep_a + 2) + [1] * (keep_b + 1)
+        assert out["input_word_ids"][row].numpy().tolist() == ids + [0] * (12 - len(ids)), (a, b)
+        assert out["input_type_ids"][row].numpy().tolist() == types + [0] * (12 - len(ids)), (a, b)
+        assert out["input_mask"][row].numpy().tolist() == [1] * len(ids) + [0] * (12 - len(ids)), (a, b)
+
+
 def test_dynamic_pads_to_longest_rounded_to_8_capped_at_seq_length():
     packer = BertPacker(64, IDS, dynamic=True)
     assert packer(tf.ragged.constant([[1] * 9, [2]]))["input_word_ids"].shape == (2, 16)
