@@ -3,6 +3,8 @@
     kbl-vocab --input corpus1.txt corpus2.txt --vocab_size 30000 --lower_case true --output vocab.txt
 
 Reserved tokens [PAD] [UNK] [CLS] [SEP] [MASK] get ids 0-4. Words are split exactly as `BertTokenizer` splits them.
+The vocabulary is the one tf_text's WordPiece learner (its `bert_vocab_from_dataset`, KerasHub's
+`compute_word_piece_vocabulary`) learns from the same word counts, computed without its quadratic substring counts.
 The casing is recorded beside the vocabulary (`tokenizer_config.json`), so every later tool takes it from there.
 Bytes that are not UTF-8 are dropped, as BERT's tokenizer drops them, with one warning per file that holds some.
 """

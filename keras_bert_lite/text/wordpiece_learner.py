@@ -59,16 +59,13 @@ class _Learner:
         return tokens
 
     def _prefixes(self, tokens: Mapping[str, int]) -> tuple[dict[str, bool], dict[str, bool]]:
-        """For first pieces and for later pieces (without the joiner): every prefix of a token → whether it is
-        one, so that a longest match walks forward and stops where no token goes on."""
+        """For first pieces, and for later pieces (the joiner's tokens without it): every prefix of a token →
+        whether it is one, so that a longest match walks forward and stops where no token goes on."""
         first, later = {}, {}
         for token in tokens:
-            for prefixes, piece in ((first, token), (later, token[len(self.joiner):] if token.startswith(
-                    self.joiner) else "")):
-                for end in range(1, len(piece)):
-                    prefixes.setdefault(piece[:end], False)
-                if piece:
-                    prefixes[piece] = True
+            _add_prefixes(first, token)
+            if token.startswith(self.joiner):
+                _add_prefixes(later, token[len(self.joiner):])
         return first, later
 
     @staticmethod
@@ -100,6 +97,13 @@ class _Learner:
             tokens = self._tokens(self._weights((w, c, s) for w, c, s in pieces if s), thresh)
         ranked = sorted(sorted(tokens.items()), key=lambda item: item[1], reverse=True)   # count, then name
         return list(dict.fromkeys([*reserved_tokens, *sorted(self.chars), *(token for token, _ in ranked)]))
+
+
+def _add_prefixes(prefixes: dict[str, bool], token: str) -> None:
+    for end in range(1, len(token)):
+        prefixes.setdefault(token[:end], False)
+    if token:
+        prefixes[token] = True
 
 
 def _filtered_words(word_counts: list[tuple[str, int]], reserved_tokens, max_token_length: int,
