@@ -34,7 +34,7 @@ import tensorflow as tf
 
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
-from keras_bert_lite.text.packing import truncate_pair
+from keras_bert_lite.text.packing import pack_kept, truncated_lengths
 
 SERVING_OUTPUT_LAYER = "bert_pack_inputs"
 
@@ -56,20 +56,15 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int) -
         raise ValueError(f"bert_pack_inputs takes 1 or 2 segments (as TF Hub's BERT preprocessors), got "
                          f"{len(segments)}.")
     segments = [tf.cast(s.merge_dims(1, -1) if s.ragged_rank > 1 else s, tf.int32) for s in segments]
+    lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]      # [batch] each
     seq_length = tf.cast(seq_length, tf.int32)
-    batch = segments[0].nrows(out_type=tf.int32)
-    cls, sep = tf.fill([batch, 1], cls_id), tf.fill([batch, 1], sep_id)
+    # Below 3 (2 for one segment) no token of a segment fits; the special tokens are cut at seq_length.
     if len(segments) == 1:
-        parts, types = [cls, segments[0][:, :tf.maximum(seq_length - 2, 0)], sep], [0, 0, 0]
+        kept = [tf.minimum(lengths[0], tf.maximum(seq_length - 2, 0))]
     else:
-        first, second = truncate_pair(segments[0], segments[1], seq_length - 3)
-        parts, types = [cls, first, sep, second, sep], [0, 0, 0, 1, 1]
-    word_ids = tf.concat(parts, axis=1)
-    type_ids = tf.concat([tf.ones_like(p) * t for p, t in zip(parts, types)], axis=1)
-    shape = tf.stack([batch, seq_length])
-    return {"input_word_ids": word_ids.to_tensor(default_value=pad_id, shape=shape),
-            "input_mask": tf.ones_like(word_ids).to_tensor(default_value=0, shape=shape),
-            "input_type_ids": type_ids.to_tensor(default_value=0, shape=shape)}
+        kept = list(truncated_lengths(lengths[0], lengths[1], tf.maximum(seq_length - 3, 0)))
+    packed = pack_kept(segments, kept, tf.maximum(seq_length, len(segments) + 1), cls_id, sep_id, pad_id)
+    return {name: tensor[:, :seq_length] for name, tensor in packed.items()}
 
 
 class _Callable(tf.train.Checkpoint):

@@ -53,38 +53,54 @@ class BertPacker(tf.Module):
         self.cls_id, self.sep_id, self.pad_id = int(ids["cls_id"]), int(ids["sep_id"]), int(ids["pad_id"])
 
     def __call__(self, first: tf.RaggedTensor, second: tf.RaggedTensor | None = None) -> dict[str, tf.Tensor]:
-        # Each kept token is scattered to its place in the padded [batch, seq] grid. In a traced graph (tf.data's
-        # map, a serving signature) that is a fifth of the ops of truncating, concatenating and densifying the
-        # rows with tf.ragged ops, so it traces and runs faster.
         segments = [tf.cast(first, tf.int32)] + ([] if second is None else [tf.cast(second, tf.int32)])
         lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]  # [batch] each
         if second is None:
             kept = [tf.minimum(lengths[0], self.seq_length - 2)]
         else:
             kept = list(truncated_lengths(lengths[0], lengths[1], self.seq_length - 3))
-        # Row i: [CLS] at 0, A from 1, its [SEP], then B from kept_a + 2 and its [SEP].
-        starts = [tf.ones_like(kept[0])] + ([] if second is None else [kept[0] + 2])
-        ends = [start + keep for start, keep in zip(starts, kept)]                    # where each [SEP] goes
-        total = ends[-1] + 1                                                           # [batch] tokens per row
         length = self.seq_length
         if self.dynamic:
             allowed = tf.constant(self.padded_lengths, tf.int32)
-            longest = tf.reduce_max(total)                                             # <= seq_length
-            length = tf.gather(allowed, tf.searchsorted(allowed, longest[None]))[0]    # the first >= longest
-        rows = tf.range(tf.size(total))
-        indices, updates = [tf.stack([rows, tf.zeros_like(rows)], axis=1)], [tf.fill(tf.shape(rows), self.cls_id)]
-        for segment, start, keep, end in zip(segments, starts, kept, ends):
-            row, position = _rows_and_positions(segment)
-            kept_token = position < tf.gather(keep, row)
-            indices += [tf.boolean_mask(tf.stack([row, tf.gather(start, row) + position], axis=1), kept_token),
-                        tf.stack([rows, end], axis=1)]
-            updates += [tf.boolean_mask(segment.values, kept_token), tf.fill(tf.shape(rows), self.sep_id)]
-        word_ids = tf.tensor_scatter_nd_update(tf.fill(tf.stack([tf.size(total), length]), self.pad_id),
-                                               tf.concat(indices, axis=0), tf.concat(updates, axis=0))
-        mask = tf.sequence_mask(total, length, dtype=tf.int32)
-        type_ids = tf.zeros_like(mask) if second is None else \
-            mask - tf.sequence_mask(ends[0] + 1, length, dtype=tf.int32)             # 1 on B and its [SEP]
-        return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
+            packed = tf.add_n(kept) + len(segments) + 1                               # [batch] tokens per row
+            length = tf.gather(allowed, tf.searchsorted(allowed, tf.reduce_max(packed)[None]))[0]  # first >= it
+        return pack_kept(segments, kept, length, self.cls_id, self.sep_id, self.pad_id)
+
+
+def pack_kept(segments: list, kept: list, length, cls_id: int, sep_id: int, pad_id: int) -> dict[str, tf.Tensor]:
+    """Lays out `[CLS] A [SEP] (B [SEP])` from the first `kept` tokens of each segment, padded to `length`.
+
+    Each kept token is scattered to its place in the padded `[batch, length]` grid. In a traced graph (tf.data's
+    map, a serving signature) that is a fifth of the ops of truncating, concatenating and densifying the rows
+    with tf.ragged ops, so it traces and runs faster.
+
+    Args:
+        segments: 1 or 2 int32 RaggedTensors `[batch, (tokens)]`.
+        kept: as many int32 `[batch]`, how many tokens of each segment to keep (0 <= kept <= the row's length).
+        length: int or scalar int32 tensor, at least every row's packed length (kept tokens + special tokens).
+        cls_id, sep_id, pad_id: the special tokens' ids.
+
+    Returns:
+        dict of int32 `[batch, length]` tensors: "input_word_ids", "input_mask", "input_type_ids".
+    """
+    # Row i: [CLS] at 0, A from 1, its [SEP], then B from kept_a + 2 and its [SEP].
+    starts = [tf.ones_like(kept[0])] + ([kept[0] + 2] if len(segments) == 2 else [])
+    ends = [start + keep for start, keep in zip(starts, kept)]                    # where each [SEP] goes
+    total = ends[-1] + 1                                                           # [batch] tokens per row
+    rows = tf.range(tf.size(total))
+    indices, updates = [tf.stack([rows, tf.zeros_like(rows)], axis=1)], [tf.fill(tf.shape(rows), cls_id)]
+    for segment, start, keep, end in zip(segments, starts, kept, ends):
+        row, position = _rows_and_positions(segment)
+        kept_token = position < tf.gather(keep, row)
+        indices += [tf.boolean_mask(tf.stack([row, tf.gather(start, row) + position], axis=1), kept_token),
+                    tf.stack([rows, end], axis=1)]
+        updates += [tf.boolean_mask(segment.values, kept_token), tf.fill(tf.shape(rows), sep_id)]
+    word_ids = tf.tensor_scatter_nd_update(tf.fill(tf.stack([tf.size(total), length]), pad_id),
+                                           tf.concat(indices, axis=0), tf.concat(updates, axis=0))
+    mask = tf.sequence_mask(total, length, dtype=tf.int32)
+    type_ids = tf.zeros_like(mask) if len(segments) == 1 else \
+        mask - tf.sequence_mask(ends[0] + 1, length, dtype=tf.int32)                 # 1 on B and its [SEP]
+    return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
 
 
 def truncated_lengths(len_a: tf.Tensor, len_b: tf.Tensor, budget) -> tuple[tf.Tensor, tf.Tensor]:
@@ -105,29 +121,6 @@ def truncated_lengths(len_a: tf.Tensor, len_b: tf.Tensor, budget) -> tuple[tf.Te
     keep_a = tf.minimum(len_a, tf.maximum((budget + 1) // 2, budget - len_b))
     keep_b = tf.minimum(len_b, tf.maximum(budget // 2, budget - len_a))
     return keep_a, keep_b
-
-
-def truncate_pair(first: tf.RaggedTensor, second: tf.RaggedTensor, budget: int):
-    """Truncates two ragged segments as `_truncate_seq_pair` does (tokens removed from the ends).
-
-    Args:
-        first, second: RaggedTensor `[batch, (tokens)]`.
-        budget: the most tokens both may keep together.
-
-    Returns:
-        The two truncated RaggedTensors.
-    """
-    keep_a, keep_b = truncated_lengths(first.row_lengths(), second.row_lengths(), budget)
-    return _keep_first(first, keep_a), _keep_first(second, keep_b)
-
-
-def _keep_first(ragged: tf.RaggedTensor, counts: tf.Tensor) -> tf.RaggedTensor:
-    """Keeps the first `counts[i]` items of row i. `ragged` `[batch, (items)]`; `counts` int `[batch]`."""
-    row, position = _rows_and_positions(ragged)
-    counts = tf.cast(counts, tf.int32)
-    return tf.RaggedTensor.from_row_lengths(
-        tf.boolean_mask(ragged.values, position < tf.gather(counts, row)),
-        tf.cast(tf.minimum(tf.cast(ragged.row_lengths(), tf.int32), counts), ragged.row_splits.dtype), validate=False)
 
 
 def _rows_and_positions(ragged: tf.RaggedTensor) -> tuple[tf.Tensor, tf.Tensor]:
