@@ -3,11 +3,22 @@
 TensorFlow's canonical error codes (`tf.errors.*`) and gRPC status codes share the same numbers, which is how
 TF Serving turns a failing `Session::Run` into a gRPC status: an `InvalidArgumentError` raised inside the graph
 (e.g. a strict UTF-8 decode of invalid bytes) reaches the client as INVALID_ARGUMENT with TensorFlow's message.
+That message is the op's own (`Invalid formatting on input string\n\t [[{{node ...}}]]`): Python's eager runtime
+wraps it in a "Graph execution error" preamble with the node's Python stack and an `[Op:__inference_...]` suffix,
+which `op_message` takes off again, so clients read what TF Serving would send and never the server's file paths.
 """
+
+import re
 
 import grpc
 
 _CODES_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
+# What tensorflow/python/eager adds around an op's message: the preamble, the stack where the failing node was
+# defined (indented frames and blank lines, or "<stack traces unavailable>" in a loaded SavedModel), and the
+# function's name at the end.
+_EAGER_PREAMBLE = re.compile(r"\AGraph execution error:\n\n(?:Detected at node .* defined at \(most recent call "
+                             r"last\):\n(?:<stack traces unavailable>\n|[ \t].*\n|\n)*)?(?:Node: .*\n)?")
+_EAGER_SUFFIX = re.compile(r" \[Op:[\w.]+\]\Z")
 OVERLOADED = "server overloaded"  # how the message of a shed call starts; the client recognises it
 
 
@@ -48,7 +59,13 @@ def overloaded(slots):
 
 def from_tf_error(error):
     """Converts a `tf.errors.OpError` raised while running a model into a `ServingError` with the same code."""
-    return ServingError(_CODES_BY_NUMBER.get(error.error_code, grpc.StatusCode.UNKNOWN), error.message)
+    return ServingError(_CODES_BY_NUMBER.get(error.error_code, grpc.StatusCode.UNKNOWN), op_message(error))
+
+
+def op_message(error):
+    """A `tf.errors.OpError`'s message as the failing op wrote it (what TF Serving's status carries), without the
+    eager runtime's "Graph execution error" preamble, the Python stack and the `[Op:...]` suffix."""
+    return _EAGER_SUFFIX.sub("", _EAGER_PREAMBLE.sub("", error.message, count=1))
 
 
 def code_number(code):

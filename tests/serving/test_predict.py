@@ -9,6 +9,7 @@ import tensorflow as tf
 from tensorflow.core.framework import tensor_pb2, types_pb2
 
 from keras_bert_lite.serving import ServingClient
+from keras_bert_lite.serving.errors import op_message
 from tests.serving.stubs import predict_request, prediction_stub, rpc_error
 from tests.serving.toy_models import reference_outputs
 
@@ -148,6 +149,23 @@ def test_bad_request_gets_its_status_and_the_server_keeps_serving(stub, case):
     assert message in error.details()
     assert tf.make_ndarray(stub.Predict(predict_request({"text": ["still up"]}), timeout=30).outputs["length"]
                            ).tolist() == [8]
+
+
+def test_a_graph_error_reaches_the_client_as_the_ops_message_as_tf_serving_sends_it(stub):
+    details = rpc_error(stub.Predict, predict_request({"text": [b"ok", b"\xff\xfe"]})).details()
+    assert details.startswith("Invalid formatting on input string\n\t [[{{node ") and details.endswith("}}]]")
+
+
+def test_op_message_drops_the_eager_preamble_with_the_servers_source_paths():
+    @tf.function
+    def decode(text):
+        return tf.strings.unicode_decode(text, "UTF-8", errors="strict").flat_values
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as caught:
+        decode(tf.constant([b"\xff"]))
+    assert caught.value.message.startswith("Graph execution error") and __file__ in caught.value.message
+    message = op_message(caught.value)
+    assert message.startswith("Invalid formatting on input string\n\t [[{{node ") and message.endswith("}}]]")
 
 
 def test_version_label_is_invalid_argument(stub):
