@@ -149,15 +149,20 @@ def _mean(values) -> float:
 
 
 # --------------------------------------------------------------------------- NER (entity level)
+_BILOU_AS_IOBES = {"U": "S", "L": "E"}
+
+
 def entity_spans(tags: list[str]) -> set[tuple[str, int, int]]:
     """Entities (type, first, last word index) in a tag sequence, as seqeval's default (conlleval) mode.
 
-    Accepts IOB1 (CoNLL-2003 as released), IOB2 and IOBES tags: an entity starts at B-/S-, at I-/E- after O or
-    after another type, and ends before a tag that starts a new entity, O, or after E-/S-.
+    Accepts IOB1 (CoNLL-2003 as released), IOB2, IOBES and BILOU tags: an entity starts at B-/S-, at I-/E- after
+    O or after another type, and ends before a tag that starts a new entity, O, or after E-/S-. BILOU's U- (unit)
+    and L- (last) are IOBES's S- and E- under other names (seqeval's default mode knows only the latter).
     """
     spans, start, kind = set(), None, None
     for i, tag in enumerate(list(tags) + ["O"]):
         prefix, _, tag_type = tag.partition("-") if tag not in ("O", "") else ("O", "", "")
+        prefix = _BILOU_AS_IOBES.get(prefix, prefix)
         ends = start is not None and (prefix in ("O", "B", "S") or tag_type != kind)
         if ends:
             spans.add((kind, start, i - 1))

@@ -174,6 +174,26 @@ def test_entity_f1_matches_seqeval(scheme):
     assert 0 < f < 1
 
 
+def test_bilou_entities_are_the_iobes_entities_of_the_same_tags():
+    """BILOU's U- and L- are IOBES's S- and E-: the same spans, per sentence and in the F1 (seqeval's default mode,
+    the oracle above, knows only the IOBES names)."""
+    rng = np.random.default_rng(3)
+    iobes = {"B": "B", "I": "I", "L": "E", "U": "S"}
+
+    def sentence(n):
+        return [rng.choice(["O", "O"] + [f"{p}-{t}" for p in "BILU" for t in ("PER", "LOC")]) for _ in range(n)]
+    true = [sentence(int(rng.integers(1, 15))) for _ in range(60)]
+    pred = [[t if rng.random() < 0.7 else s for t, s in zip(seq, sentence(len(seq)))] for seq in true]
+    renamed = [[tag if tag == "O" else iobes[tag[0]] + tag[1:] for tag in seq] for seq in true + pred]
+    for seq, as_iobes in zip(true + pred, renamed):
+        assert M.entity_spans(seq) == set(_seqeval_get_entities(as_iobes))
+    assert M.entity_spans(["U-PER", "B-LOC", "I-LOC", "L-LOC", "O", "U-LOC"]) == {
+        ("PER", 0, 0), ("LOC", 1, 3), ("LOC", 5, 5)}
+    ours = M.entity_f1(true, pred)
+    assert (ours["precision"], ours["recall"], ours["f1"]) == pytest.approx(
+        _seqeval_f1(renamed[:len(true)], renamed[len(true):]))
+
+
 def test_entity_f1_conll_example():
     true = [["B-PER", "I-PER", "O", "B-LOC"], ["I-ORG", "I-ORG", "O"]]     # IOB1: I- may start an entity
     pred = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "I-ORG", "O"]]
