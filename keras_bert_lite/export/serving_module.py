@@ -97,6 +97,10 @@ class ServingModule(tf.Module):
         self.max_answer_length = spec.max_answer_length or DEFAULT_MAX_ANSWER_LENGTH
         self.labels = tf.constant(list(spec.labels) or [""], tf.string)
 
+        # Traced once and called from every signature and text field: the SavedModel holds one copy of the
+        # tokenizer's graph (several hundred ops), and exporting traces it once.
+        self._tokenize = tf.function(self.tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
+                                     autograph=False)
         encoder_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
         self.__call__ = tf.function(self._call_encoder, input_signature=[encoder_spec], autograph=False)
 
@@ -121,15 +125,16 @@ class ServingModule(tf.Module):
             "preprocess": preprocess.get_concrete_function(),
             "encode": encode.get_concrete_function(),
         }
-        if self.spec.task_type == "classification":
-            classify = function(self._classify, input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        if self.spec.task_type == "classification":      # parses tf.Examples, then calls serving_default's function
+            classify = function(lambda inputs: self._classify(inputs, serve),
+                                input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
             signatures["classify"] = classify.get_concrete_function()
         return signatures
 
     # ------------------------------------------------------------------ pieces
     def _pack(self, text, text_b=None, dynamic=False):
-        first = self.tokenizer.tokenize(text)
-        second = None if text_b is None else self.tokenizer.tokenize(text_b)
+        first = self._tokenize(text)
+        second = None if text_b is None else self._tokenize(text_b)
         return (self.dynamic_packer if dynamic else self.packer)(first, second)
 
     def _call_encoder(self, inputs):
@@ -156,10 +161,10 @@ class ServingModule(tf.Module):
         return {"logits": logits, "probabilities": tf.nn.softmax(logits), "label_id": label_id,
                 "label": tf.gather(self.labels, label_id)}
 
-    def _classify(self, inputs):
+    def _classify(self, inputs, serve):
         features = {name: tf.io.FixedLenFeature([], tf.string, default_value="") for name in self.spec.text_fields}
         parsed = tf.io.parse_example(inputs, features)
-        out = self._serve(*(parsed[name] for name in self.spec.text_fields))
+        out = serve(*(parsed[name] for name in self.spec.text_fields))
         scores = out["probabilities"]
         return {"classes": tf.tile(self.labels[None], [tf.shape(scores)[0], 1]), "scores": scores}
 
@@ -199,7 +204,7 @@ class ServingModule(tf.Module):
 
     def _answer(self, question, context):
         """The best context span (start <= end, at most max_answer_length tokens) as text and byte offsets."""
-        q = self.tokenizer.tokenize(question)
+        q = self._tokenize(question)
         if self.spec.max_query_length:                      # as the run cut its questions
             q = q[:, :self.spec.max_query_length]
         c = self.tokenizer.tokenize_with_offsets(context)
