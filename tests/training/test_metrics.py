@@ -1,34 +1,30 @@
-"""The paper's metrics against sklearn, scipy, the official SQuAD v2.0 evaluation and seqeval's definitions."""
+"""The paper's metrics against scikit-learn's (golden values), scipy, the official SQuAD v2.0 evaluation and seqeval's definitions."""
 
 import collections
+import json
+import pathlib
 import re
 import string
 
 import numpy as np
 import pytest
 import scipy.stats
-import sklearn.metrics
 
 from keras_bert_lite.training import metrics as M
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_classification_metrics_match_sklearn(seed):
-    rng = np.random.default_rng(seed)
-    for classes in (2, 3):
-        y = rng.integers(0, classes, 200)
-        p = np.where(rng.random(200) < 0.7, y, rng.integers(0, classes, 200))
-        assert M.accuracy(y, p) == pytest.approx(sklearn.metrics.accuracy_score(y, p))
-        assert M.matthews_corrcoef(y, p) == pytest.approx(sklearn.metrics.matthews_corrcoef(y, p))
-        assert M.macro_f1(y, p) == pytest.approx(sklearn.metrics.f1_score(y, p, average="macro"))
-    y, p = rng.integers(0, 2, 100), rng.integers(0, 2, 100)
-    assert M.binary_f1(y, p) == pytest.approx(sklearn.metrics.f1_score(y, p))
+# scikit-learn's values on fixed labels and predictions (tests/golden/make_metrics_goldens.py).
+SKLEARN = json.loads((pathlib.Path(__file__).parents[1] / "golden" / "metrics_goldens.json").read_text())
+FUNCTIONS = {"accuracy": M.accuracy, "matthews_corrcoef": M.matthews_corrcoef, "macro_f1": M.macro_f1,
+             "binary_f1": M.binary_f1}
 
 
-def test_degenerate_classification_metrics_are_zero_like_sklearn():
-    y, p = np.array([0, 1, 0, 1]), np.zeros(4, int)
-    assert M.matthews_corrcoef(y, p) == sklearn.metrics.matthews_corrcoef(y, p) == 0.0
-    assert M.binary_f1(y, p) == sklearn.metrics.f1_score(y, p, zero_division=0) == 0.0
+@pytest.mark.parametrize("case", range(len(SKLEARN["cases"])))
+def test_classification_metrics_match_sklearn(case):
+    """Seeds 0-4: 2 and 3 classes (accuracy, MCC, macro F1), binary F1; then undefined cases, 0 as sklearn."""
+    labels, predictions, want = (SKLEARN["cases"][case][k] for k in ("labels", "predictions", "scores"))
+    y, p = np.array(labels), np.array(predictions)
+    assert {name: FUNCTIONS[name](y, p) for name in want} == pytest.approx(want, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(5))

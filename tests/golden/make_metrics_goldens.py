@@ -1,0 +1,57 @@
+"""Writes tests/golden/metrics_goldens.json: scikit-learn's classification metrics on fixed label/prediction sets.
+
+tests/training/test_metrics.py holds `keras_bert_lite.training.metrics` to these values. scikit-learn is no
+dependency of the library or its tests: installed, it also costs every process that imports TensorFlow about a
+second (TensorFlow loads Keras' scikit-learn wrappers, which import it), and the suite starts many.
+
+Cases: for seeds 0-4, 200 labels of 2 and of 3 classes with predictions right 70% of the time (accuracy, Matthews
+correlation, macro F1) and 100 binary labels against random predictions (binary F1); plus degenerate sets where a
+metric is undefined (sklearn's 0). Labels and predictions are stored with the values, so NumPy's random streams
+do not matter.
+
+Reference environment: `make goldens` runs it in bench/.venvs/goldens; by hand, in any Python 3.11 venv:
+    pip install scikit-learn==1.9.1 numpy
+    python tests/golden/make_metrics_goldens.py
+"""
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+import sklearn
+import sklearn.metrics
+
+OUTPUT = pathlib.Path(__file__).resolve().parent / "metrics_goldens.json"
+
+
+def scores(y, p, binary=False):
+    y, p = np.asarray(y), np.asarray(p)
+    if binary:
+        return {"binary_f1": sklearn.metrics.f1_score(y, p, zero_division=0),
+                "matthews_corrcoef": sklearn.metrics.matthews_corrcoef(y, p)}
+    return {"accuracy": sklearn.metrics.accuracy_score(y, p),
+            "matthews_corrcoef": sklearn.metrics.matthews_corrcoef(y, p),
+            "macro_f1": sklearn.metrics.f1_score(y, p, average="macro")}
+
+
+def main():
+    cases = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        for classes in (2, 3):
+            y = rng.integers(0, classes, 200)
+            p = np.where(rng.random(200) < 0.7, y, rng.integers(0, classes, 200))
+            cases.append({"labels": y.tolist(), "predictions": p.tolist(), "scores": scores(y, p)})
+        y, p = rng.integers(0, 2, 100), rng.integers(0, 2, 100)
+        cases.append({"labels": y.tolist(), "predictions": p.tolist(), "scores": scores(y, p, binary=True)})
+    # Undefined: a constant prediction (MCC's denominator and the positive class's precision are 0).
+    for y, p in (([0, 1, 0, 1], [0, 0, 0, 0]), ([1, 1, 1], [1, 1, 1])):
+        cases.append({"labels": y, "predictions": p, "scores": scores(y, p, binary=True)})
+    OUTPUT.write_text(json.dumps({"scikit_learn": sklearn.__version__, "numpy": np.__version__,
+                                  "python": sys.version.split()[0], "cases": cases}, indent=None) + "\n")
+    print(f"wrote {OUTPUT}: {len(cases)} cases (scikit-learn {sklearn.__version__})")
+
+
+if __name__ == "__main__":
+    main()
