@@ -48,7 +48,7 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int) -
         cls_id, sep_id, pad_id: the special tokens' ids.
 
     Returns:
-        dict of int32 `[batch, seq_length]`.
+        dict of int32 `[batch, seq_length]`. Below 3 (2 for one segment), only the special tokens that fit.
     """
     if not isinstance(segments, (list, tuple)):
         segments = [segments]
@@ -58,7 +58,6 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int) -
     segments = [tf.cast(s.merge_dims(1, -1) if s.ragged_rank > 1 else s, tf.int32) for s in segments]
     lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]      # [batch] each
     seq_length = tf.cast(seq_length, tf.int32)
-    # Below 3 (2 for one segment) no token of a segment fits; the special tokens are cut at seq_length.
     if len(segments) == 1:
         kept = [tf.minimum(lengths[0], tf.maximum(seq_length - 2, 0))]
     else:
