@@ -29,8 +29,6 @@ import logging
 import os
 import sys
 
-import tensorflow_datasets as tfds
-
 from keras_bert_lite import artifacts
 from keras_bert_lite.data import glue
 from keras_bert_lite.data.labels import class_label
@@ -122,6 +120,10 @@ def _glue_parts(job: GlueJob) -> dict:
 def _ax_available(job: GlueJob) -> bool:
     if job.data_dir:
         return os.path.exists(os.path.join(job.data_dir, "diagnostic.tsv"))
+    # Imported here, as data/glue.py's loaders do: tensorflow_datasets takes ~0.5 s to import, which a run on
+    # its own files (--train_file) would pay at every start for nothing.
+    import tensorflow_datasets as tfds
+
     try:
         return tfds.builder("glue/ax").is_prepared()
     except Exception:  # noqa: BLE001 - no tfds data dir, unreadable metadata: no AX file, nothing else changes
