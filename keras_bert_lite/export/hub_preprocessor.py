@@ -58,6 +58,7 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int) -
     segments = [tf.cast(s.merge_dims(1, -1) if s.ragged_rank > 1 else s, tf.int32) for s in segments]
     lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]      # [batch] each
     seq_length = tf.cast(seq_length, tf.int32)
+    tf.debugging.assert_non_negative(seq_length, message="bert_pack_inputs: seq_length must be 0 or more")
     if len(segments) == 1:
         kept = [tf.minimum(lengths[0], tf.maximum(seq_length - 2, 0))]
     else:

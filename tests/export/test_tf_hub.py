@@ -204,7 +204,7 @@ def test_bert_pack_inputs_truncates_round_robin_as_tf_hub(preprocessor):
         assert single.sum(axis=1).tolist() == [min(a, seq_length - 2) + 2 for a, _ in lengths]
 
 
-def test_bert_pack_inputs_below_three_tokens_keeps_the_special_tokens_that_fit(preprocessor):
+def test_bert_pack_inputs_below_three_tokens_keeps_the_special_tokens_that_fit_and_refuses_negative(preprocessor):
     first, second = tf.ragged.constant([[1, 2], []], tf.int32), tf.ragged.constant([[11], [11, 12]], tf.int32)
     for seq_length in (0, 1, 2):
         pair = preprocessor.bert_pack_inputs([first, second], seq_length=seq_length)
@@ -213,6 +213,8 @@ def test_bert_pack_inputs_below_three_tokens_keeps_the_special_tokens_that_fit(p
         assert single["input_word_ids"].numpy().tolist() == [[CLS, SEP][:seq_length]] * 2
         assert pair["input_mask"].numpy().tolist() == [[1] * seq_length] * 2
         assert pair["input_type_ids"].numpy().tolist() == [[0] * seq_length] * 2
+    with pytest.raises(tf.errors.InvalidArgumentError, match="seq_length must be 0 or more"):
+        preprocessor.bert_pack_inputs([first], seq_length=-1)
 
 
 def test_bert_pack_inputs_takes_tokenize_output_and_defaults_to_128(preprocessor, vocab):
