@@ -1,9 +1,11 @@
 """The per-code-point tables: invariants the graph relies on, and the Final_Sigma probes against str.lower()."""
 
+import os
 import sys
 import unicodedata
 
 import numpy as np
+import pytest
 
 from keras_bert_lite.text import unicode_tables as ut
 
@@ -72,3 +74,42 @@ def test_every_code_point_lower_cases_and_sees_final_sigma_as_python_does():
         if table != mapped or props[cp] & (ut.CASED | ut.CASE_IGNORABLE) != sigma:
             wrong.append(hex(cp))
     assert not wrong, wrong[:20]
+
+
+def _equal(a, b):
+    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("pages", "blocks", "lower_values")) \
+        and a.unicode_version == b.unicode_version
+
+
+def test_tables_are_cached_per_unicode_version_and_code_and_read_back_equal(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path))
+    path = ut.cache_file()
+    assert path.startswith(str(tmp_path)) and unicodedata.unidata_version in os.path.basename(path)
+    built = ut.load_or_build(path)
+    assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]      # no temporary left
+    monkeypatch.setattr(ut, "build_unicode_tables", lambda: pytest.fail("built again instead of read"))
+    assert _equal(ut.load_or_build(path), built)
+    assert _equal(built, ut.unicode_tables())                                 # what the tokenizer uses
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not an npz", "out-of-range page"])
+def test_a_damaged_cache_file_is_rebuilt_and_replaced(tmp_path, damage):
+    path = str(tmp_path / "tables.npz")
+    good = ut.load_or_build(path)
+    if damage == "truncated":
+        data = open(path, "rb").read()
+        open(path, "wb").write(data[:len(data) // 2])
+    elif damage == "not an npz":
+        open(path, "w").write("hello")
+    else:
+        np.savez(path, pages=good.pages + len(good.blocks), blocks=good.blocks, lower_values=good.lower_values,
+                 unicode_version=np.asarray(good.unicode_version))
+    assert _equal(ut.load_or_build(path), good)
+    with np.load(path) as saved:                                              # rewritten whole
+        assert np.array_equal(saved["pages"], good.pages)
+
+
+def test_an_unwritable_cache_still_gives_the_tables(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder would go")
+    assert _equal(ut.load_or_build(str(blocked / "unicode" / "tables.npz")), ut.unicode_tables())
