@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorflow.python.eager import context
 
 from keras_bert_lite import BertConfig, build_encoder
 from keras_bert_lite._cpu_kernels import cpu_only, onednn_enabled
+from tests.layers.grappler import optimized_graph
 
 rng = np.random.default_rng(1)
 MASK = np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1], [1, 0, 0, 0, 0, 0]], "int32")
@@ -24,14 +24,7 @@ def test_scores_scale_and_mask_fuse_into_the_matmul_in_every_layer(heads):
     encoder = build_encoder(config)
     inputs = {"input_word_ids": tf.constant(rng.integers(0, 50, (3, 6)), tf.int32),
               "input_mask": tf.constant(MASK), "input_type_ids": tf.zeros((3, 6), tf.int32)}
-    forward = tf.function(lambda x: encoder(x, training=False)["sequence_output"])
-    context.context().enable_run_metadata()
-    try:
-        forward(inputs)
-        metadata = context.context().export_run_metadata()
-    finally:
-        context.context().disable_run_metadata()
-    graph = max((f.post_optimization_graph for f in metadata.function_graphs), key=lambda g: len(g.node))
+    graph = optimized_graph(tf.function(lambda x: encoder(x, training=False)["sequence_output"]), inputs)
     fused = [node for node in graph.node if node.op == "_MklFusedBatchMatMulV2"]
     assert len(fused) == config.num_layers
     assert not [node.name for node in graph.node if node.op == "Mul" and "/attention" in node.name]  # the scaling

@@ -4,10 +4,10 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorflow.python.eager import context
 
 from keras_bert_lite._cpu_kernels import onednn_enabled
 from keras_bert_lite.layers import LayerNorm, TransformerEncoderBlock
+from tests.layers.grappler import optimized_graph
 
 H = 16
 rng = np.random.default_rng(0)
@@ -76,16 +76,8 @@ def test_gradients_equal_keras(how):
 
 
 def optimized_ops(fn, *args) -> list:
-    """Op types of `fn`'s graph after Grappler, from its first (tracing) call (the largest graph the run
-    metadata holds: it also lists the one-op functions eager ops ran as)."""
-    context.enable_run_metadata()
-    try:
-        fn(*args)
-        metadata = context.export_run_metadata()
-    finally:
-        context.disable_run_metadata()
-    graph = max((g.post_optimization_graph for g in metadata.function_graphs), key=lambda g: len(g.node))
-    return [node.op for node in graph.node]
+    """Op types of `fn`'s graph after Grappler, from its first (tracing) call."""
+    return [node.op for node in optimized_graph(fn, *args).node]
 
 
 needs_onednn = pytest.mark.skipif(not onednn_enabled(), reason="TensorFlow's oneDNN kernels are off")
