@@ -45,7 +45,8 @@ def main():
             cases.append({"labels": y.tolist(), "predictions": p.tolist(), "scores": scores(y, p)})
         y, p = rng.integers(0, 2, 100), rng.integers(0, 2, 100)
         cases.append({"labels": y.tolist(), "predictions": p.tolist(), "scores": scores(y, p, binary=True)})
-    # Undefined: a constant prediction (MCC's denominator and the positive class's precision are 0).
+    # A constant prediction: MCC is undefined (sklearn's 0); in the first set the positive class is never
+    # predicted (F1 undefined, 0), in the second every label and prediction is positive (F1 1).
     for y, p in (([0, 1, 0, 1], [0, 0, 0, 0]), ([1, 1, 1], [1, 1, 1])):
         cases.append({"labels": y, "predictions": p, "scores": scores(y, p, binary=True)})
     OUTPUT.write_text(json.dumps({"scikit_learn": sklearn.__version__, "numpy": np.__version__,
