@@ -7,11 +7,19 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.layers.dropout import Dropout
+from keras_bert_lite.layers.onednn import onednn_graph
 from keras_bert_lite.layers.positions import gather_positions
 
 # Added to the scores of padded keys. exp(-1e9 + s) is exactly 0 in float32, so padding never changes
 # the outputs at real positions; a row whose keys are all padding gets uniform (finite) weights.
 _MASK_PENALTY = -1e9
+
+
+def key_penalty(input_mask, dtype):
+    """`[b, s]` in `dtype`: 0 at real keys, `_MASK_PENALTY` at padding (float16: half its lowest finite value,
+    -32752, so that the penalty plus a score stays finite there too)."""
+    penalty = max(_MASK_PENALTY, float(tf.as_dtype(dtype).min) / 2)
+    return ops.cast((1.0 - ops.cast(input_mask, "float32")) * penalty, dtype)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -78,16 +86,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             (q,) = self._heads(ops.reshape(rows, (-1, h)), q_kernel, q_bias, batch, queries, 1)  # [b, N, P, d]
             k, v = self._heads(tokens, kv_kernel, kv_bias, batch, seq, 2)                  # [b, N, s, d] each
 
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                         # [b, N, q, s]
-        scores = ops.cast(scores, "float32") * (1.0 / math.sqrt(self.head_size))
-        # oneDNN fuses this scaling and the penalty add into the score matmul only where Grappler's canonical
-        # order of the Add's inputs (sorted by node name) puts the scaled scores first. Every layer's penalty is
-        # the same computation, merged into one node, so that node's name must sort after every layer's: under a
-        # top-level "zz_" scope the fusion applies in every layer (in the layer's own scope, 3 of BERT-base's 12
-        # layers got it; the other 9 made two extra passes over their [b, N, q, s] scores).
-        with tf.compat.v1.name_scope("zz_attention_key_penalty/"):                        # absolute scope
-            key_penalty = (1.0 - ops.cast(input_mask, "float32"))[:, None, None, :] * _MASK_PENALTY  # [b, 1, 1, s]
-        scores = scores + key_penalty
+        q = q * ops.cast(1.0 / math.sqrt(self.head_size), q.dtype)                     # [b, N, q, d]
+        scores = self._scores(q, k, key_penalty(input_mask, k.dtype))                     # [b, N, q, s]
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout_layer(probs, training=training)
 
@@ -99,6 +99,30 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if query_positions is None:
             return ops.reshape(output, ops.shape(x))
         return ops.reshape(output, (batch, ops.shape(query_positions)[1], self.hidden_size))
+
+    def _scores(self, q, k, penalty):
+        """The scaled scores plus the padding penalty, in float32.
+
+        Args:
+            q: `[b, N, q, d]` queries, already divided by √d.
+            k: `[b, N, s, d]` keys.
+            penalty: `[b, s]`, 0 at real keys (`key_penalty`).
+
+        Returns:
+            `[b, N, q, s]` float32: `q·kᵀ + penalty` (the penalty broadcast over heads and queries).
+        """
+        if not onednn_graph():
+            scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                        # [b, N, q, s]
+            return ops.cast(scores, "float32") + ops.cast(penalty, "float32")[:, None, None, :]
+        # For oneDNN the penalty rides in the matmul as one more feature, q' = [q, 1] and k' = [k, penalty], so
+        # that q'·k' = q·k + penalty. Added to the matmul's output instead, a [b, 1, 1, s] broadcast costs what
+        # two passes over the [b, N, q, s] scores cost, fused into the matmul or not; the extra column is one
+        # pass over q and one over k, which are s/d times smaller.
+        batch, heads, keys = ops.shape(k)[0], ops.shape(k)[1], ops.shape(k)[2]
+        penalty = ops.broadcast_to(penalty[:, None, :, None], (batch, heads, keys, 1))     # [b, N, s, 1]
+        k = ops.concatenate([k, penalty], axis=-1)                                        # [b, N, s, d+1]
+        q = ops.pad(q, [[0, 0], [0, 0], [0, 0], [0, 1]], constant_values=1)               # [b, N, q, d+1]
+        return ops.cast(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))), "float32")
 
     def _heads(self, rows, kernel, bias, batch, length, parts):
         """`[b*len, H]` rows -> `parts` projections, each split into heads: `[b, N, len, d]`."""

@@ -3,9 +3,8 @@
 import keras
 import tensorflow as tf
 from keras import ops
-from tensorflow.python.ops import control_flow_util
 
-from keras_bert_lite._cpu_kernels import cpu_only, onednn_enabled
+from keras_bert_lite.layers.onednn import onednn_graph
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -44,7 +43,7 @@ class LayerNorm(keras.layers.LayerNormalization):
     def call(self, inputs):
         last_axis_affine = (self.axis in ([-1], [len(inputs.shape) - 1]) and self.center and self.scale
                             and not self.rms_scaling)
-        if not (last_axis_affine and _fused_kernel_available()):
+        if not (last_axis_affine and onednn_graph()):
             return super().call(inputs)
         # bfloat16 inputs stay bfloat16: the kernel computes the statistics in float32 either way, and oneDNN's
         # fused kernel exists for bfloat16, while a cast to float32 in front of it would be two more passes (and
@@ -67,10 +66,4 @@ class LayerNorm(keras.layers.LayerNormalization):
         if not config["rms_scaling"]:   # Keras' deprecated hidden kwarg: kept only when it was set
             del config["rms_scaling"]
         return config
-
-
-def _fused_kernel_available() -> bool:
-    """Whether the graph being built can get `_MklLayerNorm`: oneDNN on, no GPU, not compiled by XLA."""
-    in_xla = control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
-    return onednn_enabled() and not in_xla and cpu_only()
 
