@@ -40,3 +40,22 @@ def cpu_only() -> bool:
     """Whether TensorFlow sees no GPU: where the layers' CPU-kernel forms (LayerNorm, Dropout) are used."""
     import tensorflow as tf
     return not tf.config.list_logical_devices("GPU")
+
+
+@functools.cache
+def cpu_flags() -> frozenset:
+    """The CPU's feature flags as /proc/cpuinfo lists them (Linux); empty where it cannot be read."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            line = next((line for line in f if line.split(":", 1)[0].strip() == "flags"), "")
+    except OSError:
+        return frozenset()
+    return frozenset(line.split(":", 1)[-1].split())
+
+
+def matmul_post_ops_take_a_pass() -> bool:
+    """Whether oneDNN adds a float32 matmul's fused post-ops (a scale, a broadcast add) in a second pass over its
+    output: on x86 CPUs with AVX2 but not AVX-512, where it runs its gemm-based matmul (`ONEDNN_VERBOSE=1` shows
+    `gemm:jit:f32` with the post-ops). With AVX-512 (avx512_core) its brgemm kernels apply them as they store the
+    output. False where the flags cannot be read."""
+    return "avx2" in cpu_flags() and not {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= cpu_flags()

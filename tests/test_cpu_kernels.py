@@ -35,3 +35,26 @@ def test_onednn_default(first_import, env_value, expected):
     assert value == expected[0]
     if expected[1] is not None:
         assert enabled == expected[1]
+
+
+AVX512_CORE = {"avx512f", "avx512bw", "avx512vl", "avx512dq"}
+
+
+@pytest.mark.parametrize("flags, expected", [
+    ({"sse2", "avx", "avx2", "fma"}, True),              # gemm-based f32 matmul: post-ops in a second pass
+    ({"avx2", "fma"} | AVX512_CORE, False),              # brgemm: post-ops as the output is stored
+    ({"avx2", "avx512f"}, True),                         # Xeon Phi: AVX-512 without avx512_core, no brgemm
+    (set(), False),                                      # flags unknown (no /proc/cpuinfo, other CPUs)
+])
+def test_matmul_post_ops_take_a_pass_on_avx2_cpus_only(flags, expected, monkeypatch):
+    from keras_bert_lite import _cpu_kernels
+    monkeypatch.setattr(_cpu_kernels, "cpu_flags", lambda: frozenset(flags))
+    assert _cpu_kernels.matmul_post_ops_take_a_pass() is expected
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/cpuinfo"), reason="reads /proc/cpuinfo")
+def test_cpu_flags_are_this_machines():
+    from keras_bert_lite._cpu_kernels import cpu_flags
+    with open("/proc/cpuinfo") as f:
+        line = next(line for line in f if line.startswith("flags"))
+    assert cpu_flags() == frozenset(line.split(":", 1)[1].split())

@@ -6,6 +6,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_bert_lite._cpu_kernels import matmul_post_ops_take_a_pass
 from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.onednn import onednn_graph
 from keras_bert_lite.layers.positions import gather_positions
@@ -86,8 +87,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             (q,) = self._heads(ops.reshape(rows, (-1, h)), q_kernel, q_bias, batch, queries, 1)  # [b, N, P, d]
             k, v = self._heads(tokens, kv_kernel, kv_bias, batch, seq, 2)                  # [b, N, s, d] each
 
-        q = q * ops.cast(1.0 / math.sqrt(self.head_size), q.dtype)                     # [b, N, q, d]
-        scores = self._scores(q, k, key_penalty(input_mask, k.dtype))                     # [b, N, q, s]
+        scores = self._scores(q, k, input_mask)                                          # [b, N, q, s]
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout_layer(probs, training=training)
 
@@ -100,29 +100,38 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             return ops.reshape(output, ops.shape(x))
         return ops.reshape(output, (batch, ops.shape(query_positions)[1], self.hidden_size))
 
-    def _scores(self, q, k, penalty):
-        """The scaled scores plus the padding penalty, in float32.
+    def _scores(self, q, k, input_mask):
+        """The scores `q·kᵀ/√d` plus the padding penalty, in float32.
 
         Args:
-            q: `[b, N, q, d]` queries, already divided by √d.
+            q: `[b, N, q, d]` queries.
             k: `[b, N, s, d]` keys.
-            penalty: `[b, s]`, 0 at real keys (`key_penalty`).
+            input_mask: `[b, s]`, 1 for real keys.
 
         Returns:
-            `[b, N, q, s]` float32: `q·kᵀ + penalty` (the penalty broadcast over heads and queries).
+            `[b, N, q, s]` float32.
         """
-        if not onednn_graph():
-            scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                        # [b, N, q, s]
-            return ops.cast(scores, "float32") + ops.cast(penalty, "float32")[:, None, None, :]
-        # For oneDNN the penalty rides in the matmul as one more feature, q' = [q, 1] and k' = [k, penalty], so
-        # that q'·k' = q·k + penalty. Added to the matmul's output instead, a [b, 1, 1, s] broadcast costs what
-        # two passes over the [b, N, q, s] scores cost, fused into the matmul or not; the extra column is one
-        # pass over q and one over k, which are s/d times smaller.
-        batch, heads, keys = ops.shape(k)[0], ops.shape(k)[1], ops.shape(k)[2]
-        penalty = ops.broadcast_to(penalty[:, None, :, None], (batch, heads, keys, 1))     # [b, N, s, 1]
-        k = ops.concatenate([k, penalty], axis=-1)                                        # [b, N, s, d+1]
-        q = ops.pad(q, [[0, 0], [0, 0], [0, 0], [0, 1]], constant_values=1)               # [b, N, q, d+1]
-        return ops.cast(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))), "float32")
+        scale = 1.0 / math.sqrt(self.head_size)
+        if onednn_graph() and matmul_post_ops_take_a_pass():
+            # The penalty rides in the matmul as one more feature, q' = [q/√d, 1] and k' = [k, penalty], so that
+            # q'·k' = q·k/√d + penalty: a pass over q and one over k, which are s/d times smaller than the two
+            # passes over the scores that oneDNN's gemm-based matmul (AVX2) makes for a scale and a broadcast add.
+            batch, heads, keys = ops.shape(k)[0], ops.shape(k)[1], ops.shape(k)[2]
+            penalty = key_penalty(input_mask, k.dtype)[:, None, :, None]                  # [b, 1, s, 1]
+            k = ops.concatenate([k, ops.broadcast_to(penalty, (batch, heads, keys, 1))], axis=-1)  # [b, N, s, d+1]
+            q = ops.pad(q * ops.cast(scale, q.dtype), [[0, 0], [0, 0], [0, 0], [0, 1]],
+                        constant_values=1)                                                # [b, N, q, d+1]
+            return ops.cast(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))), "float32")
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                           # [b, N, q, s]
+        scores = ops.cast(scores, "float32") * scale
+        # oneDNN fuses this scaling and the penalty add into the score matmul (with AVX-512, as it stores the
+        # scores) only where Grappler's canonical order of the Add's inputs (sorted by node name) puts the scaled
+        # scores first. Every layer's penalty is the same computation, merged into one node, so that node's name
+        # must sort after every layer's: under a top-level "zz_" scope the fusion applies in every layer (in the
+        # layer's own scope, 3 of BERT-base's 12 layers got it). XLA fuses both into the softmax.
+        with tf.compat.v1.name_scope("zz_attention_key_penalty/"):                        # absolute scope
+            penalty = key_penalty(input_mask, "float32")[:, None, None, :]                # [b, 1, 1, s]
+        return scores + penalty
 
     def _heads(self, rows, kernel, bias, batch, length, parts):
         """`[b*len, H]` rows -> `parts` projections, each split into heads: `[b, N, len, d]`."""
