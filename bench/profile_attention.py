@@ -23,8 +23,9 @@ shipped inside TensorFlow; each op kernel's event on a host thread is "node_name
 duration less any op event nested in it on the same thread) is summed per node. The category comes from the
 Keras layer scopes in the node name and the op type: a dense layer's scope first (KerasHub's EinsumDense
 projections run as batch matmuls), then the type (batch matmuls and softmax: attention; 2-D matmuls: dense), then
-the attention and embedding scopes (ours: keras_bert_lite/layers/attention.py's "attention", which holds the
-mask penalty and the extra column of q and k; KerasHub: keras.layers.MultiHeadAttention "self_attention_layer",
+the attention and embedding scopes (ours: keras_bert_lite/layers/attention.py, whose mask penalty lives in the
+top-level "zz_attention_key_penalty" scope in the form oneDNN fuses, and in "attention" with the extra column of q
+and k in the other; KerasHub: keras.layers.MultiHeadAttention "self_attention_layer",
 its "query"/"key"/"value"/"attention_output" projections and the feedforward denses).
 torch (HF `BertModel`, eager, the attention implementation transformers picks: sdpa): `torch.profiler` with a
 `record_function` range around every module's forward; each aten op's self CPU time goes to the innermost module
@@ -74,7 +75,7 @@ TF_LAYERNORM_TYPES = re.compile(r"^(_Mkl|_MklNative)*(LayerNorm|FusedBatchNorm(V
 # Ops that call a function: their own time is the call's dispatch, their body's ops are traced themselves.
 TF_CALL_TYPES = re.compile(r"^(__.*|(Stateful)?PartitionedCall|While|If|StatelessIf|StatelessWhile)$")
 # Keras layer scopes (one component of the node name, a "_1" uniquifier stripped).
-TF_ATTENTION_SCOPES = {"attention", "self_attention_layer"}
+TF_ATTENTION_SCOPES = {"attention", "self_attention_layer", "zz_attention_key_penalty"}
 TF_DENSE_SCOPES = {"query", "key", "value", "attention_output", "intermediate", "output",
                    "feedforward_intermediate_dense", "feedforward_output_dense", "pooler", "pooled_dense"}
 
@@ -105,6 +106,8 @@ def tf_category(node_name: str, op_type: str) -> str:
         One of CATEGORIES.
     """
     scopes = scope_components(node_name)
+    if "zz_attention_key_penalty" in scopes:
+        return "attention"
     if scopes & TF_DENSE_SCOPES:          # KerasHub's EinsumDense projections run as BatchMatMulV2
         return "dense"
     if TF_ATTENTION_TYPES.match(op_type):

@@ -66,4 +66,3 @@ class LayerNorm(keras.layers.LayerNormalization):
         if not config["rms_scaling"]:   # Keras' deprecated hidden kwarg: kept only when it was set
             del config["rms_scaling"]
         return config
-
