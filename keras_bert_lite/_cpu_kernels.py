@@ -37,7 +37,8 @@ def usable_cores() -> int:
 
 
 def cpu_only() -> bool:
-    """Whether TensorFlow sees no GPU: where the layers' CPU-kernel forms (LayerNorm, Dropout) are used."""
+    """Whether TensorFlow sees no GPU: where the layers' CPU-kernel forms (LayerNorm, Dropout, the attention
+    scores) are used."""
     import tensorflow as tf
     return not tf.config.list_logical_devices("GPU")
 
