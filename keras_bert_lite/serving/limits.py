@@ -143,10 +143,13 @@ def _declared_shape(key, proto):
 
 
 def _check_value_count(key, proto, dtype, shape, count):
-    """More values in the dtype's value field than the shape has room for is INVALID_ARGUMENT.
+    """More values in the dtype's value field than the shape has room for is INVALID_ARGUMENT, and so are values
+    only in a field the dtype does not read.
 
     Fewer are padded with the last one, as TensorFlow does; more made `tf.make_ndarray` fail with NumPy's
-    "index can't contain negative values". With tensor_content set, the value fields are not read.
+    "index can't contain negative values". With tensor_content set, the value fields are not read. Values in
+    another dtype's field (an int32 tensor's ids in float_val) were read as none at all, and TensorFlow fills a
+    tensor without values with zeros: the request was answered for all-zero inputs.
     """
     if proto.tensor_content:
         return
@@ -155,6 +158,15 @@ def _check_value_count(key, proto, dtype, shape, count):
     if values > count:
         raise invalid_argument(f"input '{key}' holds {values} values in {field} but its shape {shape} has room for "
                                f"{count}: send one value per element, or fix the shape")
+    misplaced = _value_fields_holding_values(proto) if count and not values else []
+    if misplaced:
+        raise invalid_argument(f"input '{key}' is {dtype.name}, whose values go in {field}, but it holds them in "
+                               f"{misplaced[0]}: send {field} (or tensor_content), or declare the dtype the values are")
+
+
+def _value_fields_holding_values(proto):
+    """The names of the TensorProto's non-empty value fields (`*_val`)."""
+    return [name for name in proto.DESCRIPTOR.fields_by_name if name.endswith("_val") and len(getattr(proto, name))]
 
 
 def _over(what, limit, unit, flag):

@@ -129,6 +129,12 @@ BAD_REQUESTS = {
     "int_val in an empty shape": (predict_request({"ids": int32_proto([0, 2], [1])}, signature="ids"),
                                   grpc.StatusCode.INVALID_ARGUMENT,
                                   "input 'ids' holds 1 values in int_val but its shape [0, 2] has room for 0"),
+    # Answered before for all-zero ids: TensorFlow reads no int_val and fills the tensor with zeros.
+    "int32 values in float_val": (predict_request({"ids": tensor_pb2.TensorProto(
+        dtype=types_pb2.DT_INT32, tensor_shape={"dim": [{"size": 1}, {"size": 2}]}, float_val=[5.0, 7.0])},
+        signature="ids"), grpc.StatusCode.INVALID_ARGUMENT,
+        "input 'ids' is int32, whose values go in int_val, but it holds them in float_val: send int_val (or "
+        "tensor_content), or declare the dtype the values are"),
     # NumPy's "cannot create an OBJECT array from memory buffer" before.
     "strings in tensor_content": (predict_request({"text": tensor_pb2.TensorProto(
         dtype=types_pb2.DT_STRING, tensor_shape={"dim": [{"size": 1}]}, tensor_content=b"abcd")}),
