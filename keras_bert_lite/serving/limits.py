@@ -148,8 +148,8 @@ def _check_value_count(key, proto, dtype, shape, count):
 
     Fewer are padded with the last one, as TensorFlow does; more made `tf.make_ndarray` fail with NumPy's
     "index can't contain negative values". With tensor_content set, the value fields are not read. Values in
-    another dtype's field (an int32 tensor's ids in float_val) were read as none at all, and TensorFlow fills a
-    tensor without values with zeros: the request was answered for all-zero inputs.
+    another dtype's field (an int32 tensor's ids in float_val) are not read either, and TensorFlow fills a tensor
+    without values with zeros: such a request would be answered for all-zero inputs.
     """
     if proto.tensor_content:
         return
