@@ -17,7 +17,7 @@ import os
 import sys
 
 from keras_bert_lite.data.csv_rows import csv_rows
-from keras_bert_lite.data.encoding import read_text, undecodable
+from keras_bert_lite.data.encoding import COMPRESSED_SUFFIXES, read_text, undecodable
 from keras_bert_lite.data.errors import SKIP_HINT, DataError, report_bad_rows
 
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
@@ -35,10 +35,19 @@ class Record:
 
 
 def file_format(path: str) -> str:
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in FORMATS:
-        raise DataError(f"{path}: unknown file type {ext!r}; use .tsv, .csv or .jsonl (one JSON object per line).")
-    return FORMATS[ext]
+    """The format its extension names: "tsv", "csv" or "jsonl"; a compressed file's (`train.tsv.gz`) from the
+    extension before its compression's.
+
+    Raises:
+        DataError: another extension.
+    """
+    root, ext = os.path.splitext(path)
+    if ext.lower() in COMPRESSED_SUFFIXES:
+        ext = os.path.splitext(root)[1]
+    if ext.lower() not in FORMATS:
+        raise DataError(f"{path}: unknown file type {ext!r}; use .tsv, .csv or .jsonl (one JSON object per line), "
+                        "compressed or not (.tsv.gz).")
+    return FORMATS[ext.lower()]
 
 
 def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: bool = False,

@@ -1,8 +1,12 @@
 """Input encodings: bytes that are not UTF-8 are named by file:line with the re-encoding fix (and skippable);
 a UTF-8 byte-order mark is dropped, so it never renames the first column."""
 
+import bz2
 import gzip
+import io
 import json
+import lzma
+import tarfile
 
 import pytest
 
@@ -87,12 +91,60 @@ def test_utf16_files_get_the_utf16_fix(tmp_path):
         read_records(str(path))
 
 
+COMPRESS = {"gzip": lambda data: gzip.compress(data, mtime=0), "bzip2": bz2.compress, "xz": lzma.compress}
+
+
+@pytest.mark.parametrize("name, kind", [("train.csv.gz", "gzip"), ("train.csv", "gzip"), ("train.csv.bz2", "bzip2"),
+                                        ("train.csv.xz", "xz")])
+def test_a_compressed_file_is_read_as_the_text_it_holds(tmp_path, name, kind):
+    """A gzip file was refused with `gunzip -k FILE`, which fails for a file without a .gz suffix ("unknown suffix
+    -- ignored"), and `train.tsv.gz` was an unknown file type."""
+    path = tmp_path / name
+    path.write_bytes(COMPRESS[kind]("text,label\nfine,pos\n".encode()))
+    assert [r.values for r in read_records(str(path))[0]] == [{"text": "fine", "label": "pos"}]
+
+
+def test_compressed_conll_and_squad_files_are_read(tmp_path):
+    conll = tmp_path / "train.txt.gz"
+    conll.write_bytes(gzip.compress(b"EU B-ORG\n\nPeter B-PER\n"))
+    assert ner.read_conll(str(conll)).words == [["EU"], ["Peter"]]
+    squad = tmp_path / "train.json.bz2"
+    squad.write_bytes(bz2.compress(json.dumps({"data": [{"paragraphs": [{"context": "c", "qas": [
+        {"id": "a", "question": "q", "answers": [{"text": "c", "answer_start": 0}]}]}]}]}).encode()))
+    assert read_squad_json(str(squad))[0].answers == [("c", 0)]
+
+
+def test_a_damaged_compressed_file_is_named_as_such(tmp_path):
+    path = tmp_path / "train.csv.gz"
+    path.write_bytes(gzip.compress(b"text,label\n" + b"fine,pos\n" * 100)[:-12])
+    with pytest.raises(DataError, match=rf"^{path}: is gzip-compressed but cannot be decompressed \(.*\): the file is "
+                                        "cut short or damaged; download or compress it again"):
+        read_records(str(path))
+
+
+def test_compressed_utf16_gets_the_utf16_fix(tmp_path):
+    path = tmp_path / "train.tsv.gz"
+    path.write_bytes(gzip.compress("text\tlabel\nfine\tpos\n".encode("utf-16")))
+    with pytest.raises(InputFileError, match=rf"^{path}: is UTF-16"):
+        read_records(str(path))
+
+
+def _tar_of(name: str, data: bytes) -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
 @pytest.mark.parametrize("content, what", [
-    (gzip.compress(b"text,label\nfine,pos\n", mtime=0), r"is gzip-compressed \(decompress it: `gunzip -k {path}`\)"),
     (b"PK\x03\x04\x14\x00\x06\x00", r"is a zip archive or an Excel workbook"),
-], ids=["gzip", "zip"])     # fixed ids: every pytest-xdist worker must collect the same test names
-def test_a_compressed_file_is_named_as_such(tmp_path, content, what):
-    """A gzip file named train.csv was 'not UTF-8 ... re-encode it with iconv -f latin1', which gives garbage."""
+    (gzip.compress(_tar_of("train.csv", b"text,label\nfine,pos\n")),
+     r"is a tar archive \(extract it: `tar -xf {path}`\)"),
+], ids=["zip", "tar.gz"])     # fixed ids: every pytest-xdist worker must collect the same test names
+def test_an_archive_is_named_as_such(tmp_path, content, what):
+    """A zip file named train.csv was 'not UTF-8 ... re-encode it with iconv -f latin1', which gives garbage."""
     path = tmp_path / "train.csv"
     path.write_bytes(content)
     with pytest.raises(DataError, match=rf"^{path}: {what.format(path=path)}.*, not text; pass the text file it holds"):
