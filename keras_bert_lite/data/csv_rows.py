@@ -71,7 +71,12 @@ def csv_rows(text: str, *, delimiter: str = ",", quoting: bool = True) -> Iterat
 def _open_quote_line(lines: list[str], delimiter: str) -> int:
     """1-based line, within `lines`, of the quote whose field runs to the end (the row's last field)."""
     row = next(csv.reader(lines, delimiter=delimiter), [])     # not strict: the row as swallowed
-    return 1 + sum(len(_LINE_BREAK.findall(value)) for value in row[:-1])
+    return last_line(1, row[:-1])
+
+
+def last_line(line: int, fields: list[str]) -> int:
+    """The line a row that starts on `line` ends on: later by the line breaks its quoted fields hold."""
+    return line + sum(len(_LINE_BREAK.findall(value)) for value in fields)
 
 
 def tsv_text(rows: list[list[str]]) -> str:

@@ -122,7 +122,7 @@ def load_tsv(task: GlueTask, data_dir: str, file: str, labeled: bool, skip_bad_r
     return read_sentence_file(
         path, text_a=task.tsv_fields[0], text_b=task.tsv_fields[1] if len(task.tsv_fields) > 1 else "",
         label=task.tsv_label if labeled else "", id_column="" if labeled else _id_column(task),
-        header=header, quoting=False, skip_bad_rows=skip_bad_rows)
+        header=header, quoting="none", skip_bad_rows=skip_bad_rows)
 
 
 def _id_column(task: GlueTask) -> str:

@@ -1,7 +1,23 @@
 """Rows of TSV, CSV and JSONL files, with errors that name the file and line and say how to fix them.
 
-Files are UTF-8 (a byte-order mark is dropped; a row with bytes that are not UTF-8 is malformed: encoding.py);
-a CSV quote that never closes is a malformed row at the line where it opened (csv_rows.py).
+Files are UTF-8 (a byte-order mark is dropped; a row with bytes that are not UTF-8 is malformed; gzip, bzip2 and xz
+files are decompressed: encoding.py); a CSV quote that never closes is a malformed row at the line where it
+opened (csv_rows.py).
+
+Quoting (`quoting=`, the `--quoting` flag of `kbl-glue`):
+
+  * "csv": a field that starts with a double quote runs to its closing quote, tabs, commas and line breaks
+    included; a quote inside it is written twice (what spreadsheets and pandas write).
+  * "none": quotes are text and each line is one record (GLUE's TSV files, `cut`, `paste`, most exporters).
+  * "auto", the default: "csv" for a .csv file. A .tsv/.txt file is read both ways and the reading with fewer
+    malformed rows is kept; on a tie, "csv" unless one of its quoted fields would span lines, then "none". A
+    plain TSV whose texts hold quotes has rows that CSV quoting refuses (`"Hi," she said`) or joins (a quote
+    opened in one row and closed rows later, the rows between made one example with the last one's label);
+    read plain, it has neither. A quoted TSV has fields with tabs or line breaks that plain reading splits
+    into malformed rows, or none, and then the two readings have the same rows.
+
+A quoted field that spans lines is kept (a review may hold line breaks) and named, with its first and last line,
+in a warning; a label holding a line break is refused (labels.py).
 
     rows, skipped = read_records("train.tsv")           # [Record(line=2, values={"sentence": ..., ...}, row=0)]
     (texts, labels), _ = select_columns(rows, "train.tsv", ["sentence", "label"])   # or an error listing columns
@@ -16,11 +32,12 @@ import json
 import os
 import sys
 
-from keras_bert_lite.data.csv_rows import csv_rows
+from keras_bert_lite.data.csv_rows import csv_rows, last_line
 from keras_bert_lite.data.encoding import COMPRESSED_SUFFIXES, read_text, undecodable
-from keras_bert_lite.data.errors import SKIP_HINT, DataError, report_bad_rows
+from keras_bert_lite.data.errors import SKIP_HINT, DataError, logger, report_bad_rows
 
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
+QUOTING = ("auto", "csv", "none")     # how double quotes in a TSV/CSV file are read (module docstring)
 
 
 @dataclasses.dataclass
@@ -51,14 +68,14 @@ def file_format(path: str) -> str:
 
 
 def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: bool = False,
-                 quoting: bool = True) -> tuple[list[Record], int]:
+                 quoting: str = "auto") -> tuple[list[Record], int]:
     """Reads a TSV/CSV file with a header line (or the given `header`), or a JSONL file.
 
     Args:
         path: the file; its extension picks the format (.tsv/.txt, .csv, .jsonl/.json).
         header: column names for a TSV/CSV file without a header line (GLUE's CoLA).
         skip_bad_rows: skip (and count) malformed rows instead of raising.
-        quoting: TSV only: honour double quotes (False for the GLUE files, whose text has unbalanced quotes).
+        quoting: "auto", "csv" or "none": how double quotes are read (module docstring).
 
     Returns:
         (records, number of malformed rows skipped).
@@ -68,16 +85,70 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
             bytes that are not UTF-8, a repeat of the header line, a JSONL line that is not a JSON object or names a
             key twice (unless skip_bad_rows); the file is missing or unreadable, its header line is malformed (a
             column named twice), or it is one JSON array instead of JSON Lines.
+        ValueError: `quoting` is none of `QUOTING`.
     """
+    if quoting not in QUOTING:
+        raise ValueError(f"quoting={quoting!r}: use one of {QUOTING}")
     fmt = file_format(path)
     text = read_text(path)
-    if fmt == "jsonl":
-        records, bad = _jsonl_records(text, path)
-    else:
-        records, bad = _csv_records(text, path, header, delimiter="\t" if fmt == "tsv" else ",",
-                                    quoting=quoting or fmt == "csv")
+    records, bad = _jsonl_records(text, path) if fmt == "jsonl" else _table_records(text, path, header, fmt, quoting)
     report_bad_rows(path, bad, skip_bad_rows)
     return records, len(bad)
+
+
+def _table_records(text: str, path: str, header: list[str] | None, fmt: str,
+                   quoting: str) -> tuple[list[Record], list[str]]:
+    """The records and malformed rows of a TSV/CSV file read as `quoting` says; a record that spans lines is
+    warned of."""
+    if fmt == "tsv" and quoting == "auto":
+        records, bad = _auto_tsv_records(text, path, header)
+    else:
+        records, bad = _csv_records(text, path, header, delimiter="\t" if fmt == "tsv" else ",",
+                                    quoting=quoting != "none")
+    _warn_of_spans(path, records)
+    return records, bad
+
+
+def _auto_tsv_records(text: str, path: str, header: list[str] | None) -> tuple[list[Record], list[str]]:
+    """The records of a TSV file read with or without CSV quoting, whichever `quoting="auto"` picks (module
+    docstring); the choice of "none" for a file whose quotes CSV would read otherwise is logged."""
+    plain = _csv_records(text, path, header, delimiter="\t", quoting=False)
+    if '"' not in text:
+        return plain
+    try:
+        quoted = _csv_records(text, path, header, delimiter="\t", quoting=True)
+    except DataError:                       # a header line that only CSV quoting makes malformed
+        return plain
+    if len(quoted[1]) < len(plain[1]) or (len(quoted[1]) == len(plain[1]) and not _spans(quoted[0])):
+        return quoted
+    logger.info("%s: read as plain TSV (quotes are text, one row per line), as CSV quoting does not fit it (%s); "
+                "--quoting csv reads it quoted.", path, _misfit(path, *quoted))
+    return plain
+
+
+def _misfit(path: str, records: list[Record], bad: list[str]) -> str:
+    """Why CSV quoting does not fit a file: its first malformed row, else its first record that spans lines."""
+    if bad:
+        return bad[0].split("; ")[0]
+    first, last = _spans(records)[0]
+    return f"{path}:{first}: a quoted field spans lines {first}-{last}"
+
+
+def _spans(records: list[Record]) -> list[tuple[int, int]]:
+    """The first and last line of each record that spans lines (a quoted field holding line breaks)."""
+    ends = [(r.line, last_line(r.line, list(r.values.values()))) for r in records]
+    return [(first, last) for first, last in ends if last > first]
+
+
+def _warn_of_spans(path: str, records: list[Record]) -> None:
+    """Logs a warning naming the lines of the first record that spans lines, and how many do."""
+    spans = _spans(records)
+    if spans:
+        first, last = spans[0]
+        more = f" (and {len(spans) - 1} more such rows)" if len(spans) > 1 else ""
+        logger.warning("%s:%d: a quoted field runs from line %d to line %d and is read as one field, line breaks "
+                       "kept%s; if a quote there is text, not CSV quoting, fix it (or, for a .tsv, pass "
+                       "--quoting none).", path, first, first, last, more)
 
 
 def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:

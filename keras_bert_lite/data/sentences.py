@@ -44,7 +44,7 @@ class SentenceData:
 
 
 def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str = "", id_column: str = "",
-                       header: list[str] | None = None, quoting: bool = True,
+                       header: list[str] | None = None, quoting: str = "auto",
                        skip_bad_rows: bool = False) -> SentenceData:
     """Reads examples from a TSV/CSV (with a header line, or `header`) or JSONL file.
 
@@ -55,7 +55,7 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
         id_column: column of example ids for prediction files; "" numbers the file's rows 0, 1, ... (blank lines
             not counted; a row skipped as malformed keeps its number, so the ids still match the file's rows).
         header: column names of a TSV/CSV without a header line.
-        quoting: TSV only: honour double quotes (False for GLUE's TSVs).
+        quoting: "auto", "csv" or "none": how double quotes are read (`records`; "none" for GLUE's TSVs).
         skip_bad_rows: skip and count malformed rows instead of raising.
 
     Raises:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from keras_bert_lite.data.csv_rows import csv_rows
+from keras_bert_lite.data.csv_rows import csv_rows, tsv_text
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.records import read_records, select_columns
 from keras_bert_lite.data.sentences import read_sentence_file
@@ -137,3 +137,63 @@ def test_a_jsonl_key_given_twice_is_a_malformed_row(tmp_path):
         read_records(str(path))
     records, skipped = read_records(str(path), skip_bad_rows=True)
     assert skipped == 1 and [r.values for r in records] == [{"text": "fine", "label": 1}]
+
+
+# A plain TSV (GLUE's files, `cut`, `paste`): one record per line, quotes are text. Line 2's text opens a quote
+# that line 4's ("5'10\"") closes: read as CSV, lines 2-4 were one example with line 4's label, silently.
+PLAIN_TSV = 'text\tlabel\n"Hi there\tpos\nfine\tneg\nhe is 5\'10"\tpos\n"Hi," she said\tneg\n'
+
+
+def test_a_plain_tsv_with_quotes_is_read_one_record_per_line(tmp_path):
+    """CSV quoting refused line 5 ('text follows a closing quote') and joined lines 2-4."""
+    path = tmp_path / "train.tsv"
+    path.write_text(PLAIN_TSV)
+    records, skipped = read_records(str(path))
+    assert skipped == 0 and [(r.line, r.values["text"], r.values["label"]) for r in records] == [
+        (2, '"Hi there', "pos"), (3, "fine", "neg"), (4, "he is 5'10\"", "pos"), (5, '"Hi," she said', "neg")]
+    assert read_records(str(path), quoting="none")[0] == records
+
+
+def test_quoting_csv_reads_a_tsv_quoted_and_names_what_it_refuses(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text(PLAIN_TSV)
+    with pytest.raises(DataError, match=rf"^{path}:5: text follows a closing quote on line 5; .*--skip_bad_rows"):
+        read_records(str(path), quoting="csv")
+
+
+def test_a_quoted_field_that_spans_lines_is_named_in_a_warning(tmp_path, caplog):
+    """The joined rows were one example without a word; now the warning names where."""
+    path = tmp_path / "train.tsv"
+    path.write_text(PLAIN_TSV.replace('"Hi," she said', "ok"))
+    records, _ = read_records(str(path), quoting="csv")
+    assert [(r.line, r.values["label"]) for r in records] == [(2, "pos"), (5, "neg")]
+    assert f"{path}:2: a quoted field runs from line 2 to line 4 and is read as one field" in caplog.text
+    assert "--quoting none" in caplog.text
+
+
+def test_a_quoted_tsv_is_read_quoted(tmp_path, caplog):
+    """What spreadsheets, pandas and our prediction files write (`tsv_text`): a field with a quote, a tab or a
+    line break is quoted. Read plain, its quotes stayed in the text and its line break made two malformed rows."""
+    rows = [["text", "label"], ['He said "hi"', "pos"], ["a\ttab", "neg"], ["two\nlines", "pos"], ["plain", "neg"]]
+    path = tmp_path / "train.tsv"
+    path.write_text(tsv_text(rows))
+    records, skipped = read_records(str(path))
+    assert skipped == 0 and [list(r.values.values()) for r in records] == rows[1:]
+    assert f"{path}:4: a quoted field runs from line 4 to line 5" in caplog.text
+    path.write_text(tsv_text(rows[:3]))        # quotes on single lines only: read quoted, nothing to warn of
+    assert [r.values["text"] for r in read_records(str(path))[0]] == ['He said "hi"', "a\ttab"]
+
+
+def test_auto_reads_a_csv_file_quoted_and_none_reads_its_quotes_as_text(tmp_path):
+    path = tmp_path / "train.csv"
+    path.write_text('text,label\n"a, b",pos\n')
+    assert read_records(str(path))[0][0].values == {"text": "a, b", "label": "pos"}
+    path.write_text('text,label\n"Hi" she said,pos\n')
+    assert read_records(str(path), quoting="none")[0][0].values == {"text": '"Hi" she said', "label": "pos"}
+
+
+def test_an_unknown_quoting_is_refused(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_text("text\tlabel\n")
+    with pytest.raises(ValueError, match=r"quoting='tsv': use one of \('auto', 'csv', 'none'\)"):
+        read_records(str(path), quoting="tsv")
