@@ -26,6 +26,7 @@ from keras_bert_lite.data.corpus_text import require_text, warn_non_utf8
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.instances import nsp_spans, truncate_pair
 from keras_bert_lite.data.masking import DynamicMasker
+from keras_bert_lite.utils.bounds import check_argument
 
 FEATURES = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
 LABELS = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
@@ -112,9 +113,9 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
         tokenizer: a `keras_bert_lite.text.BertTokenizer`.
         packer: a `keras_bert_lite.text.BertPacker` with the model's seq_length.
         masker: a `DynamicMasker`.
-        short_seq_prob: probability of a shorter target length per document (0.1 in the original).
-        window_docs: documents per window; B of a NotNext pair comes from another document of the window.
-        shuffle_buffer: instances shuffled together.
+        short_seq_prob: probability of a shorter target length per document (0.1 in the original), in [0, 1].
+        window_docs: documents per window, >= 2; B of a NotNext pair comes from another document of the window.
+        shuffle_buffer: instances shuffled together, >= 1 (1: no shuffling).
         seed: the seed of every random choice.
         num_shards, shard: keep every `num_shards`-th example starting at `shard` (example-level sharding;
             pass 1, 0 when the documents are already sharded by file).
@@ -123,7 +124,13 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
         Examples `(features, labels)`: features `input_word_ids`, `input_mask`, `input_type_ids` `[seq]` and
         `masked_lm_positions` `[P]`; labels `masked_lm_ids`, `masked_lm_weights` `[P]` and
         `next_sentence_labels` `[]` (1 = B is a random span, NotNext).
+
+    Raises:
+        ValueError: `short_seq_prob`, `window_docs` or `shuffle_buffer` out of its range.
     """
+    check_argument("short_seq_prob", short_seq_prob, minimum=0, maximum=1)
+    check_argument("window_docs", window_docs, minimum=2)
+    check_argument("shuffle_buffer", shuffle_buffer, minimum=1)
     seq_length = packer.seq_length
     max_num_tokens = seq_length - 3
     autotune = tf.data.AUTOTUNE
