@@ -36,6 +36,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.training.schedules import WarmupLinearDecay
+from keras_bert_lite.utils.bounds import check_argument
 
 DEFAULT_WEIGHT_DECAY_EXCLUSIONS = ("LayerNorm", "layer_norm", "bias")
 
@@ -366,7 +367,12 @@ def create_optimizer(name="adamw", *, learning_rate, total_steps, warmup_steps=0
 
     Returns:
         A `keras.optimizers.Optimizer`, ready for `model.compile`.
+
+    Raises:
+        ValueError: an unknown `name`, or a negative (or not finite) `learning_rate` or `weight_decay`.
     """
+    check_argument("learning_rate", learning_rate, minimum=0)
+    check_argument("weight_decay", weight_decay, minimum=0)
     try:
         cls = _OPTIMIZERS[name.lower()]
     except KeyError:
