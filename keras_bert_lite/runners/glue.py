@@ -32,6 +32,7 @@ import sys
 from keras_bert_lite import artifacts
 from keras_bert_lite.data import glue
 from keras_bert_lite.data.labels import class_label
+from keras_bert_lite.data.records import QUOTING
 from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
@@ -65,6 +66,10 @@ class GlueJob(FinetuneJob):
                        "labels)", group="your own data")
     task_type: str = flag("classification", "classification or regression", group="your own data",
                           choices=("classification", "regression"))
+    quoting: str = flag("auto", "double quotes in the .tsv/.csv files: csv (a quoted field may hold tabs, commas, "
+                        "line breaks), none (quotes are text, one row per line), auto (.csv: csv; .tsv: the reading "
+                        "with fewer malformed rows, none if a quoted field would span lines)", group="your own data",
+                        choices=QUOTING)
 
 
 def _validate(job: GlueJob) -> None:
@@ -74,6 +79,8 @@ def _validate(job: GlueJob) -> None:
         raise SystemExit("--dev_file is required with --train_file (it picks the best epoch and gives the metrics).")
     if job.task and (job.dev_file or job.test_file):
         raise SystemExit("--dev_file/--test_file are for your own data; GLUE data comes from tfds or --data_dir.")
+    if job.task and job.quoting != "auto":
+        raise SettingsError("--quoting is for your own files (--train_file ...); GLUE's TSV files are read as written.")
 
 
 def run(job: GlueJob) -> dict:
@@ -133,7 +140,8 @@ def _ax_available(job: GlueJob) -> bool:
 def _custom_parts(job: GlueJob) -> dict:
     def load(path, labeled, ids=True):
         return read_sentence_file(path, text_a=job.text_a, text_b=job.text_b, label=job.label if labeled else "",
-                                  id_column=job.id_column if ids else "", skip_bad_rows=job.skip_bad_rows)
+                                  id_column=job.id_column if ids else "", quoting=job.quoting,
+                                  skip_bad_rows=job.skip_bad_rows)
 
     # The training file needs no ids: no predictions are written for it.
     train, dev = load(job.train_file, True, ids=False), load(job.dev_file, True)

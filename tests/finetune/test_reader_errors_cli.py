@@ -184,3 +184,16 @@ def test_squad_seq_length_without_room_for_the_context_is_one_line(tmp_path, unc
                                           *flags(tmp_path, uncased_vocab_path)])
     assert message == ("error: --seq_length 32 leaves no room for the context after --max_query_length 64 and 3 "
                        "special tokens; raise --seq_length or lower --max_query_length.")
+
+
+def test_glue_quoting_flag_reaches_the_reader(tmp_path, uncased_vocab_path):
+    """A plain TSV whose text holds quotes is read as written (the default, auto); --quoting csv reads it quoted,
+    and its refusal is one line naming the file and line."""
+    train, dev = tmp_path / "train.tsv", tmp_path / "dev.tsv"
+    train.write_text('text\tlabel\n"Hi," she said\tpos\nfine\tneg\n')
+    dev.write_text("text\tlabel\nfine\tpos\nbad\tneg\n")
+    argv = ["--train_file", str(train), "--dev_file", str(dev), *flags(tmp_path, uncased_vocab_path)]
+    message = error_line(run_glue.main, argv + ["--quoting", "csv"])
+    assert message.startswith(f"error: {train}:2: text follows a closing quote on line 2")
+    assert "--quoting is for your own files" in error_line(run_glue.main, ["--task", "mrpc", "--quoting", "none",
+                                                                      "--model_dir", str(tmp_path / "g")])
