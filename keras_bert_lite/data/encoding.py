@@ -14,6 +14,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 import re
 import zlib
 
@@ -22,7 +23,8 @@ from keras_bert_lite.utils.errors import read_input, refuse_utf16, utf8_copy_nam
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
-COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")     # `train.tsv.gz` is a .tsv file (records.file_format)
+_DECOMPRESS = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc"}     # the command that writes the text
+COMPRESSED_SUFFIXES = tuple(_DECOMPRESS)      # `train.tsv.gz` is a .tsv file (records.file_format)
 _COMPRESSED = {     # name: (its first bytes, decompress); bzip2's include a block's or the end's magic number
     "gzip": (re.compile(rb"\x1f\x8b"), gzip.decompress),
     "bzip2": (re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"), bz2.decompress),
@@ -80,4 +82,13 @@ def undecodable(text: str, path: str) -> str | None:
         return None
     byte = ord(match.group()) - 0xDC00
     return (f"byte 0x{byte:02x} is not UTF-8 (the file is in another encoding, e.g. Latin-1 or Windows-1252); "
-            f"re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {utf8_copy_name(path)}`")
+            f"re-encode the file as UTF-8, e.g. `{_reencoding(path)}`")
+
+
+def _reencoding(path: str) -> str:
+    """The command that writes a UTF-8 copy of the Latin-1 file `path` (decompressing it first if its name says
+    it is compressed)."""
+    root, ext = os.path.splitext(path)
+    if ext.lower() in _DECOMPRESS:
+        return f"{_DECOMPRESS[ext.lower()]} {path} | iconv -f latin1 -t utf-8 > {utf8_copy_name(root)}"
+    return f"iconv -f latin1 -t utf-8 {path} > {utf8_copy_name(path)}"

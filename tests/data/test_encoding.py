@@ -149,3 +149,12 @@ def test_an_archive_is_named_as_such(tmp_path, content, what):
     path.write_bytes(content)
     with pytest.raises(DataError, match=rf"^{path}: {what.format(path=path)}.*, not text; pass the text file it holds"):
         read_records(str(path))
+
+
+def test_latin1_in_a_compressed_file_gets_a_fix_that_decompresses_it(tmp_path):
+    """`iconv -f latin1 train.csv.gz` re-encoded the compressed bytes."""
+    path = tmp_path / "train.csv.gz"
+    path.write_bytes(gzip.compress(b"text,label\n" + LATIN1 + b",neg\n"))
+    with pytest.raises(DataError, match=rf"^{path}:2: byte 0xe9 is not UTF-8 .*`gzip -dc {path} \| iconv -f latin1 -t "
+                                        rf"utf-8 > {tmp_path}/train\.utf8\.csv`"):
+        read_records(str(path))
