@@ -29,6 +29,7 @@ _PRESET_SHAPES = {
     "base": (12, 768, 12),
     "large": (24, 1024, 16),
 }
+PRESETS = tuple(_PRESET_SHAPES)   # the preset names, smallest first
 
 # Original bert_config.json / HF config.json key -> our field.
 _REFERENCE_KEYS = {

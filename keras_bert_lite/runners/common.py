@@ -12,11 +12,11 @@ import keras
 
 from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
-from keras_bert_lite.config import BertConfig
+from keras_bert_lite.config import PRESETS, BertConfig
 from keras_bert_lite.models import build_encoder, build_pretrainer
 from keras_bert_lite.models.introspect import encoder_config, max_positions
 from keras_bert_lite.runners.errors import SettingsError, exit_on_expected_error
-from keras_bert_lite.runners.flags import flag, names, parse_job, true_or_false
+from keras_bert_lite.runners.flags import CheckedFlags, flag, names, parse_job, true_or_false
 from keras_bert_lite.runners.input_digests import input_digests
 from keras_bert_lite.runners.resume import (check_architecture, check_inputs, check_resume, save_architecture,
                                             save_flags, save_inputs)
@@ -29,8 +29,9 @@ PRECISION_POLICIES = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
 
 @dataclasses.dataclass
-class CommandJob:
-    """The setting of every command."""
+class CommandJob(CheckedFlags):
+    """The setting of every command; every job checks its fields against their bounds and choices when it is
+    constructed (`runners.flags`)."""
 
     verbose: bool = flag(False, "also show TensorFlow's start-up lines and warnings", group="output",
                          action="store_true")
@@ -46,7 +47,7 @@ class RunJob(CommandJob):
                      "directory or model name ([org/]name[@revision], through its cache; HF_HUB_OFFLINE=1: the "
                      "cache only), or an original TF1 checkpoint (directory or .zip)", input_path=True,
                      group="model")
-    preset: str = flag("", "start from scratch with this size: tiny|mini|small|medium|base|large", group="model")
+    preset: str = flag("", "start from scratch with this size", group="model", choices=PRESETS)
     config: str = flag("", "start from scratch with this BertConfig JSON (ours, bert_config.json or HF "
                        "config.json)", input_path=True, group="model")
     vocab: str = flag("", "vocab.txt or tokenizer.json (default: the one beside --init)", input_path=True,
@@ -55,10 +56,10 @@ class RunJob(CommandJob):
                                    "Default: what the vocabulary records beside it (tokenizer_config.json) or its "
                                    "tokens show; a contradicting value is refused", group="model",
                                    type=true_or_false, metavar="true|false")
-    seq_length: int = flag(128, "longest packed sequence, in tokens", group="model", type=int)
-    batch_size: int = flag(32, "global batch size", type=int)
-    learning_rate: float = flag(2e-5, "peak learning rate", type=float)
-    weight_decay: float = flag(0.01, "decoupled weight decay (not on LayerNorm and biases)", type=float)
+    seq_length: int = flag(128, "longest packed sequence, in tokens", group="model", type=int, minimum=8)
+    batch_size: int = flag(32, "global batch size", type=int, minimum=1)
+    learning_rate: float = flag(2e-5, "peak learning rate", type=float, above=0)
+    weight_decay: float = flag(0.01, "decoupled weight decay (not on LayerNorm and biases)", type=float, minimum=0)
     strategy: str = flag("auto", "auto|cpu|mirrored (all local GPUs)|multi_worker (TF_CONFIG)|tpu",
                          group="distribution", choices=STRATEGIES)
     tpu: str = flag("", "TPU name or grpc:// address for --strategy tpu", group="distribution")
@@ -88,8 +89,6 @@ def command(job_class, run, description: str):
 def validate_model_source(job: RunJob) -> None:
     if sum(map(bool, (job.preset, job.config, job.init))) != 1:
         raise SystemExit("Give exactly one of --init (pretrained weights), --preset and --config (from scratch).")
-    if job.seq_length < 8 or job.batch_size < 1:
-        raise SystemExit("--seq_length >= 8 and --batch_size >= 1 are required.")
     if os.path.exists(job.model_dir) and not os.path.isdir(job.model_dir):
         raise SettingsError(f"--model_dir {job.model_dir}: is a file; the run's directory goes there. Pass a new "
                             "directory, or the run directory to resume.")

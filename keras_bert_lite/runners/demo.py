@@ -21,7 +21,6 @@ steps and reviews. README.md says how long each takes and what it shows.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import datetime
@@ -41,6 +40,7 @@ from keras_bert_lite.runners import export as export_command
 from keras_bert_lite.runners import glue, pretrain
 from keras_bert_lite.runners import vocab as vocab_command
 from keras_bert_lite.runners.errors import exit_on_expected_error
+from keras_bert_lite.runners.flags import MAX_SEED, CheckedFlags, flag, parse_job
 from keras_bert_lite.utils.files import atomic_write_text
 
 # Sentences the served classifier must get right (none of them is a review of the data set).
@@ -317,18 +317,25 @@ def new_run_dir(root: str) -> str:
     raise SystemExit(f"could not create a fresh run directory under {root}")
 
 
+@dataclasses.dataclass
+class DemoJob(CheckedFlags):
+    """The settings of kbl-demo (one flag each)."""
+
+    runs_dir: str = flag("runs", "where the run directory is created", group="demo")
+    seed: int = flag(1, "the seed of pretraining and fine-tuning", group="demo", type=int, minimum=0,
+                     maximum=MAX_SEED)
+    fast: bool = flag(False, "fewer steps and reviews, the same stages (also DEMO_FAST=1)", group="demo",
+                      action="store_true")
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="kbl-demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--runs_dir", default="runs", help="where the run directory is created (default runs/)")
-    parser.add_argument("--seed", type=int, default=1, help="the seed of pretraining and fine-tuning (default 1)")
-    parser.add_argument("--fast", action="store_true", default=os.environ.get("DEMO_FAST", "") not in ("", "0"),
-                        help="fewer steps and reviews, the same stages (also DEMO_FAST=1)")
-    args = parser.parse_args(argv)
+    job = parse_job(DemoJob, argv, __doc__.split("\n")[0], prog="kbl-demo")
+    fast = job.fast or os.environ.get("DEMO_FAST", "") not in ("", "0")
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     minilm_dir()       # fail early, before any work, when the real weights are missing
-    run_dir = new_run_dir(os.path.abspath(args.runs_dir))
-    print(f"keras_bert_lite demo ({'DEMO_FAST' if args.fast else 'full'}): everything goes to {run_dir}")
-    demo = Demo(run_dir, FAST if args.fast else FULL, args.seed)
+    run_dir = new_run_dir(os.path.abspath(job.runs_dir))
+    print(f"keras_bert_lite demo ({'DEMO_FAST' if fast else 'full'}): everything goes to {run_dir}")
+    demo = Demo(run_dir, FAST if fast else FULL, job.seed)
     with exit_on_expected_error():
         for step in (demo.data, demo.pretrain, demo.finetune, demo.export, demo.serve, demo.summary):
             step()

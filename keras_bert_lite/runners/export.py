@@ -19,7 +19,7 @@ import dataclasses
 import sys
 
 from keras_bert_lite import artifacts
-from keras_bert_lite.export.exporter import TARGET_VARIANTS, ExportRefusedError, export_saved_model
+from keras_bert_lite.export.exporter import MAX_VERSION, TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
 from keras_bert_lite.export.tf_hub import export_tf_hub
 from keras_bert_lite.models.introspect import max_positions
@@ -46,8 +46,9 @@ class ExportJob(CommandJob):
                        "in <model_base_path>/encoder/<version> and .../preprocess/<version>; hf: a Hugging Face "
                        "transformers model (config.json, model.safetensors, vocab.txt) in <model_base_path> itself",
                        group="export", choices=(*TARGET_VARIANTS, TF_HUB, HF))
-    version: int | None = flag(None, "the integer version (default: one above the newest)", group="export", type=int)
-    keep: int | None = flag(None, "keep only the N newest versions", group="export", type=int)
+    version: int | None = flag(None, "the integer version (default: one above the newest)", group="export", type=int,
+                               minimum=0, maximum=MAX_VERSION)
+    keep: int | None = flag(None, "keep only the N newest versions", group="export", type=int, minimum=1)
     vocab: str = flag("", "vocab.txt or tokenizer.json", group=_OVERRIDES)
     lower_case: bool | None = flag(None, "true: uncased vocabulary, false: cased (default: the vocabulary's)",
                                    group=_OVERRIDES, type=true_or_false, metavar="true|false")
@@ -56,11 +57,12 @@ class ExportJob(CommandJob):
     pair: bool = flag(False, "the model takes two texts (text, text_b)", group=_OVERRIDES, action="store_true")
     seq_length: int | None = flag(None, "the length exports pad to (default: the run's, else 128 or the model's "
                                   "positions if fewer)",
-                                  group=_OVERRIDES, type=int)
+                                  group=_OVERRIDES, type=int, minimum=8)
     max_query_length: int | None = flag(None, "span tasks: question tokens kept (default: the run's, else what the "
-                                        "context leaves)", group=_OVERRIDES, type=int)
+                                        "context leaves)", group=_OVERRIDES, type=int, minimum=1)
     max_answer_length: int | None = flag(None, "span tasks: the longest answer, in tokens (default: the run's, "
-                                         f"else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})", group=_OVERRIDES, type=int)
+                                         f"else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})", group=_OVERRIDES, type=int,
+                                         minimum=1)
 
 
 def run(job: ExportJob) -> str:

@@ -36,7 +36,7 @@ import tensorflow as tf
 from keras_bert_lite import artifacts
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
-from keras_bert_lite.runners.flags import distinct_integers, flag
+from keras_bert_lite.runners.flags import MAX_SEED, distinct_integers, flag
 from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.training.callbacks import BestDevCheckpoint
@@ -54,10 +54,11 @@ logger = logging.getLogger("keras_bert_lite.finetune")
 class FinetuneJob(common.RunJob):
     """The settings every fine-tuning command shares."""
 
-    epochs: int = flag(3, "passes over the training data", type=int)
-    warmup_proportion: float = flag(0.1, "share of the steps with linear warmup", type=float)
+    epochs: int = flag(3, "passes over the training data", type=int, minimum=1)
+    warmup_proportion: float = flag(0.1, "share of the steps with linear warmup", type=float, minimum=0, below=1)
     seeds: tuple = flag((0,), "random seed, or comma-separated seeds (one run each; metrics as mean ± std)",
-                        names=("--seeds", "--seed"), type=distinct_integers, metavar="N[,N]")
+                        names=("--seeds", "--seed"), type=distinct_integers, metavar="N[,N]", minimum=0,
+                        maximum=MAX_SEED)
     skip_bad_rows: bool = flag(False, "skip and count malformed input rows instead of stopping at the first",
                                group="data", action="store_true")
 
@@ -102,14 +103,6 @@ class FinetuneTask:
         raise NotImplementedError
 
 
-def validate_job(job: FinetuneJob) -> None:
-    common.validate_model_source(job)
-    if job.epochs < 1:
-        raise SystemExit("--epochs >= 1 is required.")
-    if not 0 <= job.warmup_proportion < 1:
-        raise SystemExit(f"--warmup_proportion {job.warmup_proportion}: must be in [0, 1).")
-
-
 def text_pipeline(job: common.RunJob) -> tuple[Vocab, BertTokenizer]:
     """The run's vocabulary (casing resolved) and its tokenizer; the tokenizer is reused by later runs in the same
     process (the demo, tests: building and tracing one takes seconds)."""
@@ -142,7 +135,7 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
         The metrics.json content: {"metrics": best-epoch dev metrics (mean over seeds), "std", "per_seed",
         "best_seed", ...}.
     """
-    validate_job(job)
+    common.validate_model_source(job)
     strategy = resolve_strategy(job.strategy, job.tpu)
     if job.batch_size % strategy.num_replicas_in_sync:
         raise SystemExit(f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "

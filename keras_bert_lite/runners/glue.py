@@ -49,8 +49,8 @@ logger = logging.getLogger("keras_bert_lite.glue")
 class GlueJob(FinetuneJob):
     """Settings of a GLUE or custom-data run (one flag each)."""
 
-    task: str = flag("", "cola|sst2|mrpc|stsb|qqp|mnli|qnli|rte|wnli|ax (ax: predict AX.tsv with the MNLI model in "
-                     "--init)", group="GLUE")
+    task: str = flag("", "the GLUE task (ax: predict AX.tsv with the MNLI model in --init)", group="GLUE",
+                     choices=tuple(glue.TASKS))
     data_dir: str = flag("", "the task's GLUE TSV files (default: tensorflow-datasets glue/<task>)", input_path=True,
                          group="GLUE")
     train_file: str = flag("", ".tsv, .csv (with a header line) or .jsonl", input_path=True, group="your own data")

@@ -27,7 +27,7 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.data.masking import DynamicMasker
 from keras_bert_lite.data.pretraining import expand_patterns, pretraining_dataset, text_file_documents, tfds_documents
 from keras_bert_lite.runners import common
-from keras_bert_lite.runners.flags import flag, redefault
+from keras_bert_lite.runners.flags import MAX_SEED, flag, redefault
 from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer
 from keras_bert_lite.training.distribute import is_chief, resolve_strategy
@@ -46,20 +46,22 @@ class PretrainingJob(common.RunJob):
     tfds_name: str = flag("", "or a tensorflow-datasets text dataset, e.g. wikipedia/20230601.en (streamed)",
                           group="data")
     tfds_split: str = flag("train", "the tensorflow-datasets split", group="data")
-    max_predictions: int = flag(20, "masked positions per sequence", group="data", type=int)
+    max_predictions: int = flag(20, "masked positions per sequence", group="data", type=int, minimum=1)
     whole_word_masking: bool = flag(False, "mask every piece of a chosen word", group="data", action="store_true")
-    short_seq_prob: float = flag(0.1, "share of sequences cut to a random shorter length", group="data", type=float)
+    short_seq_prob: float = flag(0.1, "share of sequences cut to a random shorter length", group="data", type=float,
+                                 minimum=0, maximum=1)
     window_docs: int = flag(256, "documents per window; a NotNext B comes from another document of the window",
-                            group="data", type=int)
-    shuffle_buffer: int = flag(10_000, "examples in the shuffle buffer", group="data", type=int)
+                            group="data", type=int, minimum=2)
+    shuffle_buffer: int = flag(10_000, "examples in the shuffle buffer (1: no shuffling)", group="data", type=int,
+                               minimum=1)
     learning_rate: float = redefault(common.RunJob, "learning_rate", 1e-4)
-    steps: int = flag(1000, "training steps (batches)", type=int)
-    warmup_steps: int = flag(-1, "steps of linear warmup; -1: 10% of --steps", type=int)
+    steps: int = flag(1000, "training steps (batches)", type=int, minimum=1)
+    warmup_steps: int = flag(-1, "steps of linear warmup; 0: none; -1: 10% of --steps", type=int, minimum=-1)
     optimizer: str = flag("adamw", "adamw (google-research/bert) or lamb", choices=("adamw", "lamb"))
-    accumulation_steps: int = flag(1, "batches whose mean gradient makes one update", type=int)
-    checkpoint_every: int = flag(1000, "steps between resume checkpoints", type=int)
-    log_every: int = flag(100, "steps between metric logs", type=int)
-    seed: int = flag(0, "random seed (data, masks, initialisation)", type=int)
+    accumulation_steps: int = flag(1, "batches whose mean gradient makes one update", type=int, minimum=1)
+    checkpoint_every: int = flag(1000, "steps between resume checkpoints", type=int, minimum=1)
+    log_every: int = flag(100, "steps between metric logs", type=int, minimum=1)
+    seed: int = flag(0, "random seed (data, masks, initialisation)", type=int, minimum=0, maximum=MAX_SEED)
 
 
 # The shape of a batch: the checkpointed position in the data stream holds batches of it.
@@ -70,8 +72,6 @@ def _validate(job: PretrainingJob) -> None:
     if bool(job.input_files) == bool(job.tfds_name):
         raise SystemExit("Give exactly one of --input_files and --tfds_name.")
     common.validate_model_source(job)
-    if job.max_predictions < 1 or job.steps < 1:
-        raise SystemExit("--max_predictions and --steps >= 1 are required.")
 
 
 @holds_run_dir

@@ -36,10 +36,12 @@ class SquadJob(FinetuneJob):
                            input_path=True, group="data")
     predict_file: str = flag("", "SQuAD JSON to evaluate on, e.g. dev-v1.1.json", input_path=True, group="data")
     doc_stride: int = flag(128, "tokens between the starts of a context's windows", group="windows and answers",
-                           type=int)
-    max_query_length: int = flag(64, "question tokens kept", group="windows and answers", type=int)
-    n_best_size: int = flag(20, "start and end candidates per window", group="windows and answers", type=int)
-    max_answer_length: int = flag(30, "longest answer, in tokens", group="windows and answers", type=int)
+                           type=int, minimum=1)
+    max_query_length: int = flag(64, "question tokens kept", group="windows and answers", type=int, minimum=1)
+    n_best_size: int = flag(20, "start and end candidates per window", group="windows and answers", type=int,
+                            minimum=1)
+    max_answer_length: int = flag(30, "longest answer, in tokens", group="windows and answers", type=int,
+                                  minimum=1)
     null_score_diff_threshold: float = flag(0.0, "v2.0: answer 'no answer' when its score beats the best span's "
                                             "by more than this", group="windows and answers", type=float)
 
@@ -48,8 +50,6 @@ def run(job: SquadJob) -> dict:
     """Fine-tunes (once per seed); returns the metrics.json content."""
     if bool(job.train_file) != bool(job.predict_file):
         raise SystemExit("Give both --train_file and --predict_file (SQuAD JSON), or neither (tfds squad).")
-    if job.doc_stride < 1 or job.max_query_length < 1 or job.max_answer_length < 1 or job.n_best_size < 1:
-        raise SystemExit("--doc_stride, --max_query_length, --max_answer_length and --n_best_size must be >= 1.")
     try:
         squad.check_context_room(job.seq_length, job.max_query_length)
     except ValueError as error:

@@ -18,6 +18,7 @@ from keras_bert_lite.data.corpus_text import NonUtf8Lines
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text.casing import check_casing_conflict
+from keras_bert_lite.text.vocab import SPECIAL_TOKENS
 from keras_bert_lite.text.vocab_trainer import train_vocab
 from keras_bert_lite.utils.errors import InputFileError
 
@@ -35,10 +36,10 @@ class VocabJob(CommandJob):
     lower_case: bool = flag(None, "true: an uncased vocabulary (text lower-cased, accents stripped); false: cased",
                             group="vocabulary", type=true_or_false, metavar="true|false", required=True)
     vocab_size: int = flag(30000, "tokens in the vocabulary, the reserved ones included", group="vocabulary",
-                           type=int)
-    min_count: int = flag(2, "occurrences a word needs to be counted", group="vocabulary", type=int)
+                           type=int, minimum=len(SPECIAL_TOKENS) + 1)
+    min_count: int = flag(2, "occurrences a word needs to be counted", group="vocabulary", type=int, minimum=1)
     max_unique_chars: int = flag(2000, "most frequent characters kept as single-character tokens",
-                                 group="vocabulary", type=int)
+                                 group="vocabulary", type=int, minimum=1)
 
 
 def _lines(path):

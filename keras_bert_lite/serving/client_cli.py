@@ -20,6 +20,11 @@ from keras_bert_lite.serving import ServingClient, ServingClientError
 
 
 def parse_args(argv):
+    return build_parser().parse_args(argv)
+
+
+def build_parser():
+    """kbl-client's parser: every numeric flag's type refuses values out of its range."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("input", nargs="?", type=argparse.FileType("rb"), default=None,
                         help="UTF-8 file with one text per line (default: stdin)")
@@ -33,9 +38,10 @@ def parse_args(argv):
     parser.add_argument("--ssl_ca", type=argparse.FileType("rb"),
                         help="PEM certificate(s) to trust: connect over TLS, to a server started with "
                              "--ssl_cert/--ssl_key (default: plain TCP)")
-    parser.add_argument("--wait", type=float, default=0.0, help="first wait up to this many seconds for the server "
-                        "and the model to be available (for scripts that have just started the server)")
-    return parser.parse_args(argv)
+    parser.add_argument("--wait", type=_wait_seconds, default=0.0, help="first wait up to this many seconds for the "
+                        "server and the model to be available (for scripts that have just started the server; "
+                        "default 0: no wait)")
+    return parser
 
 
 def main(argv=None):
@@ -99,12 +105,22 @@ def read_rows(lines, pairs):
 
 def _positive_seconds(value):
     """A finite number of seconds > 0: 0, -1, nan and inf each failed every call as 'did not answer within'."""
+    return _seconds(value, zero_allowed=False)
+
+
+def _wait_seconds(value):
+    """A finite number of seconds >= 0: inf waited forever, and -1 or nan did not wait without a word."""
+    return _seconds(value, zero_allowed=True)
+
+
+def _seconds(value, zero_allowed):
+    bound = ">= 0" if zero_allowed else "> 0"
     try:
         number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {value!r}") from None
-    if not 0 < number < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {value}")
+        raise argparse.ArgumentTypeError(f"must be a number of seconds {bound}, got {value!r}") from None
+    if not (0 <= number if zero_allowed else 0 < number) or not number < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds {bound}, got {value}")
     return number
 
 

@@ -21,6 +21,25 @@ _DEFAULT_LIMITS = limits.RequestLimits()
 
 def parse_args(argv):
     """Parses and checks `argv`; exits with a usage error naming the flag when one is wrong."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.batch_timeout_ms is not None and args.max_batch_size <= 1:
+        parser.error("--batch_timeout_ms needs --max_batch_size > 1")
+    if not os.path.isdir(args.model_base_path):
+        parser.error(f"--model_base_path {args.model_base_path} is not a directory; export a model into "
+                     f"{args.model_base_path}/1/ first")
+    if (args.ssl_cert is None) != (args.ssl_key is None):
+        parser.error("--ssl_cert and --ssl_key go together: pass both to serve over TLS, or neither")
+    for flag, path in (("--ssl_cert", args.ssl_cert), ("--ssl_key", args.ssl_key)):
+        if path is not None and not os.path.isfile(path):
+            parser.error(f"{flag} {path} is not a file")
+    if args.max_concurrent_requests is None:
+        args.max_concurrent_requests = max(DEFAULT_MAX_CONCURRENT_REQUESTS, 2 * args.max_batch_size)
+    return args
+
+
+def build_parser():
+    """kbl-serve's parser: every numeric flag's type refuses values out of its range."""
     parser = argparse.ArgumentParser(prog="kbl-serve", description="A local TF Serving-compatible gRPC model server.")
     parser.add_argument("--model_name", required=True, help="name clients use in model_spec.name")
     parser.add_argument("--model_base_path", required=True, help="directory with one subdirectory per version")
@@ -44,7 +63,7 @@ def parse_args(argv):
                         help="retries, with backoff doubling from --poll_seconds, of a version that failed to load "
                              "and whose files do not change; a version whose files change is retried at the next "
                              f"poll regardless (default {DEFAULT_MAX_LOAD_RETRIES}, as TF Serving)")
-    parser.add_argument("--max_batch_size", type=int, default=0,
+    parser.add_argument("--max_batch_size", type=_non_negative(int), default=0,
                         help="merge concurrent Predict requests into batches of up to this many examples; "
                              "0 or 1 disables batching (default 0)")
     parser.add_argument("--batch_timeout_ms", type=_non_negative(float), default=None,
@@ -53,20 +72,7 @@ def parse_args(argv):
                              "previous batch runs); needs --max_batch_size > 1")
     parser.add_argument("--no_tf_text", action="store_true",
                         help="do not import tensorflow_text (its ops stay unregistered, as in a portable runtime)")
-    args = parser.parse_args(argv)
-    if args.batch_timeout_ms is not None and args.max_batch_size <= 1:
-        parser.error("--batch_timeout_ms needs --max_batch_size > 1")
-    if not os.path.isdir(args.model_base_path):
-        parser.error(f"--model_base_path {args.model_base_path} is not a directory; export a model into "
-                     f"{args.model_base_path}/1/ first")
-    if (args.ssl_cert is None) != (args.ssl_key is None):
-        parser.error("--ssl_cert and --ssl_key go together: pass both to serve over TLS, or neither")
-    for flag, path in (("--ssl_cert", args.ssl_cert), ("--ssl_key", args.ssl_key)):
-        if path is not None and not os.path.isfile(path):
-            parser.error(f"{flag} {path} is not a file")
-    if args.max_concurrent_requests is None:
-        args.max_concurrent_requests = max(DEFAULT_MAX_CONCURRENT_REQUESTS, 2 * args.max_batch_size)
-    return args
+    return parser
 
 
 def add_limit_flags(parser):

@@ -1,0 +1,221 @@
+"""Every flag checked at the door (issue 56): each numeric and choice flag of each kbl-* command, enumerated from its
+job dataclass or its parser (so that a new flag without a range fails here), refuses a value out of its range
+before anything is created, with one `error:` line naming the flag and no traceback; the same values given from
+Python raise a `SettingsError` naming the flag; the values at the edges of each range are accepted. The library
+functions that take such values from users refuse them with a ValueError naming the argument.
+
+Most cases run in-process (`main(argv)` / `parse_args`); two run the real console scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from keras_bert_lite.data.pretraining import pretraining_dataset
+from keras_bert_lite.runners import demo, export, glue, ner, pretrain, squad, swag, vocab
+from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.flags import distinct_integers, option_names, parse_job
+from keras_bert_lite.serving import client_cli
+from keras_bert_lite.serving import flags as serve_flags
+from keras_bert_lite.training.optimization import create_optimizer
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+BIN = os.path.dirname(sys.executable)
+
+
+@dataclasses.dataclass(frozen=True)
+class Command:
+    """A runner command: its job class, entry point, the flags it requires (a function of a scratch directory) and
+    what a run would create there first."""
+    job: type
+    main: object
+    required: object
+    created: str
+
+
+def _run_dir(tmp):
+    return ["--model_dir", str(tmp / "run")]
+
+
+COMMANDS = {
+    "kbl-vocab": Command(vocab.VocabJob, vocab.main, lambda tmp: ["--input", str(tmp / "corpus.txt"), "--output",
+                                                                  str(tmp / "run" / "vocab.txt"), "--lower_case",
+                                                                  "true"], "run"),
+    "kbl-pretrain": Command(pretrain.PretrainingJob, pretrain.main, _run_dir, "run"),
+    "kbl-glue": Command(glue.GlueJob, glue.main, _run_dir, "run"),
+    "kbl-squad": Command(squad.SquadJob, squad.main, _run_dir, "run"),
+    "kbl-ner": Command(ner.NerJob, ner.main, _run_dir, "run"),
+    "kbl-swag": Command(swag.SwagJob, swag.main, lambda tmp: [*_run_dir(tmp), "--train_file", "train.csv",
+                                                              "--dev_file", "dev.csv"], "run"),
+    "kbl-export": Command(export.ExportJob, export.main, lambda tmp: ["--model", str(tmp / "model"),
+                                                                      "--model_base_path", str(tmp / "run")], "run"),
+    "kbl-demo": Command(demo.DemoJob, demo.main, lambda tmp: ["--runs_dir", str(tmp / "run")], "run"),
+}
+
+# The serving commands' own argparse (serving/ imports nothing else of the package): a value out of range of each
+# numeric flag. Every numeric flag there must have a type that checks its range (not a bare int or float).
+SERVING = {
+    "kbl-serve": (serve_flags.build_parser, lambda tmp: ["--model_name", "m", "--model_base_path", str(tmp)], {
+        "--port": "65536", "--max_message_mb": "0", "--max_request_examples": "0", "--max_request_elements": "-1",
+        "--max_string_bytes": "0", "--max_request_bytes": "0", "--max_concurrent_requests": "0",
+        "--poll_seconds": "-1", "--load_timeout_seconds": "inf", "--max_load_retries": "-1",
+        "--max_batch_size": "-1", "--batch_timeout_ms": "nan"}),
+    "kbl-client": (client_cli.build_parser, lambda tmp: ["--model_name", "m"], {
+        "--batch_size": "0", "--timeout": "nan", "--wait": "inf"}),
+}
+
+# Numeric flags that admit any finite number.
+FINITE_ONLY = {"null_score_diff_threshold"}      # a score difference; the original's examples run from -1 to 5
+
+
+def _flag_fields(job):
+    return [f for f in dataclasses.fields(job) if "flag" in f.metadata]
+
+
+def _is_float(field):
+    return field.metadata["flag"]["argparse"].get("type") is float
+
+
+def _is_numeric(field):
+    return (field.metadata["flag"]["argparse"].get("type") in (int, float, distinct_integers)
+            or re.search(r"\b(int|float)\b", str(field.type)) is not None)
+
+
+def _is_choice(field):
+    return "choices" in field.metadata["flag"]["argparse"]
+
+
+def _out_of_range(field):
+    """Values just outside the field's range (and nan, inf for a float), as command-line text."""
+    if _is_choice(field):
+        return ["bogus"]
+    bounds, step = field.metadata["flag"]["bounds"], 0.5 if _is_float(field) else 1
+    values = [bounds["minimum"] - step] if "minimum" in bounds else []
+    values += [bounds["maximum"] + step] if "maximum" in bounds else []
+    values += [bounds[name] for name in ("above", "below") if name in bounds]
+    return [str(v) for v in values] + (["nan", "inf"] if _is_float(field) else [])
+
+
+def _at_the_edges(field):
+    """The inclusive bounds of the field's range, as command-line text."""
+    bounds = field.metadata["flag"]["bounds"]
+    return [str(bounds[name]) for name in ("minimum", "maximum") if name in bounds]
+
+
+def _cases(values_of):
+    return [pytest.param(name, field.name, value, id=f"{name}-{field.name}={value}")
+            for name, command in COMMANDS.items() for field in _flag_fields(command.job)
+            if _is_numeric(field) or _is_choice(field) for value in values_of(field)]
+
+
+def _field(command, field_name):
+    return next(f for f in _flag_fields(COMMANDS[command].job) if f.name == field_name)
+
+
+def _assert_one_error_line(message, flag):
+    assert "Traceback" not in message, message
+    errors = [line for line in message.splitlines() if "error:" in line]
+    assert len(errors) == 1 and flag in errors[0], message
+
+
+def test_every_command_is_covered():
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert set(scripts) == set(COMMANDS) | set(SERVING)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_numeric_flag_declares_its_range(command):
+    for field in filter(_is_numeric, _flag_fields(COMMANDS[command].job)):
+        bounds = field.metadata["flag"]["bounds"]
+        assert bounds or (field.name in FINITE_ONLY and _is_float(field)), f"--{field.name} declares no range"
+    COMMANDS[command].job()         # every default is within its own range
+
+
+@pytest.mark.parametrize("command, field_name, value", _cases(_out_of_range))
+def test_a_value_out_of_range_is_one_error_line_and_creates_nothing(tmp_path, capsys, monkeypatch, command,
+                                                                    field_name, value):
+    # Past the flags the demo would start its stages: stop it there.
+    monkeypatch.setattr(demo, "minilm_dir", lambda: sys.exit("the demo went past its flags"))
+    spec, field = COMMANDS[command], _field(command, field_name)
+    with pytest.raises(SystemExit) as raised:
+        spec.main([*spec.required(tmp_path), f"--{field.name}", value])
+    code = raised.value.code
+    assert code not in (0, None)
+    _assert_one_error_line(capsys.readouterr().err + (code if isinstance(code, str) else ""), f"--{field.name}")
+    assert not (tmp_path / spec.created).exists()
+
+
+@pytest.mark.parametrize("command, field_name, value", _cases(_out_of_range))
+def test_the_python_api_refuses_the_same_values(command, field_name, value):
+    field = _field(command, field_name)
+    python_value = field.metadata["flag"]["argparse"].get("type", str)(value)
+    with pytest.raises(SettingsError, match=f"^{re.escape(option_names(field))}: must be .*, got "):
+        COMMANDS[command].job(**{field.name: python_value})
+
+
+@pytest.mark.parametrize("command, field_name, value", _cases(_at_the_edges))
+def test_the_edges_of_each_range_are_accepted(tmp_path, command, field_name, value):
+    spec = COMMANDS[command]
+    job = parse_job(spec.job, [*spec.required(tmp_path), f"--{field_name}", value])
+    assert getattr(job, field_name) == _field(command, field_name).metadata["flag"]["argparse"]["type"](value)
+
+
+@pytest.mark.parametrize("command", SERVING)
+def test_every_numeric_serving_flag_checks_its_range(tmp_path, capsys, command):
+    build_parser, required, bad_values = SERVING[command]
+    typed = [action for action in build_parser()._actions
+             if action.type is not None and not isinstance(action.type, argparse.FileType)]
+    assert {action.option_strings[0] for action in typed} == set(bad_values)
+    assert not [action.dest for action in typed if action.type in (int, float)], "a numeric flag without a range"
+    for flag, value in bad_values.items():
+        with pytest.raises(SystemExit) as raised:
+            build_parser().parse_args([*required(tmp_path), flag, value])
+        assert raised.value.code == 2
+        _assert_one_error_line(capsys.readouterr().err, f"argument {flag}: must be")
+
+
+def test_the_serving_flags_refuse_through_parse_args(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        serve_flags.parse_args(["--model_name", "m", "--model_base_path", str(tmp_path), "--max_batch_size", "-1"])
+    assert "argument --max_batch_size: must be >= 0, got -1" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        client_cli.parse_args(["--model_name", "m", "--wait", "-1"])
+    assert "argument --wait: must be a finite number of seconds >= 0, got -1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command, flags, expected", [
+    ("kbl-pretrain", ["--steps", "0"], "kbl-pretrain: error: argument --steps: must be >= 1, got 0"),
+    ("kbl-glue", ["--preset", "huge"], "kbl-glue: error: argument --preset: invalid choice: 'huge' (choose from "
+                                       "'tiny', 'mini', 'small', 'medium', 'base', 'large')"),
+])
+def test_the_console_script_prints_one_error_line(tmp_path, command, flags, expected):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run([os.path.join(BIN, command), "--model_dir", str(tmp_path / "run"), *flags],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2 and done.stdout == ""
+    _assert_one_error_line(done.stderr, expected)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("argument, value", [("window_docs", 1), ("shuffle_buffer", 0), ("short_seq_prob", 1.5),
+                                             ("short_seq_prob", float("nan"))])
+def test_pretraining_dataset_refuses_its_arguments_out_of_range(argument, value):
+    # Checked first, before the documents, tokenizer, packer or masker are touched.
+    with pytest.raises(ValueError, match=f"^{argument} must be .*, got {value}"):
+        pretraining_dataset(None, None, None, None, **{argument: value})
+
+
+@pytest.mark.parametrize("argument, value", [("learning_rate", -1e-4), ("learning_rate", float("inf")),
+                                             ("weight_decay", -0.01)])
+def test_create_optimizer_refuses_its_arguments_out_of_range(argument, value):
+    with pytest.raises(ValueError, match=f"^{argument} must be .*, got {value}"):
+        create_optimizer(**{"learning_rate": 1e-4, "total_steps": 10, argument: value})
