@@ -34,12 +34,11 @@ BIN = os.path.dirname(sys.executable)
 
 @dataclasses.dataclass(frozen=True)
 class Command:
-    """A runner command: its job class, entry point, the flags it requires (a function of a scratch directory) and
-    what a run would create there first."""
+    """A runner command: its job class, its entry point, and the flags it requires as a function of a scratch
+    directory (what the command writes goes to <scratch>/run)."""
     job: type
     main: object
     required: object
-    created: str
 
 
 def _run_dir(tmp):
@@ -49,16 +48,16 @@ def _run_dir(tmp):
 COMMANDS = {
     "kbl-vocab": Command(vocab.VocabJob, vocab.main, lambda tmp: ["--input", str(tmp / "corpus.txt"), "--output",
                                                                   str(tmp / "run" / "vocab.txt"), "--lower_case",
-                                                                  "true"], "run"),
-    "kbl-pretrain": Command(pretrain.PretrainingJob, pretrain.main, _run_dir, "run"),
-    "kbl-glue": Command(glue.GlueJob, glue.main, _run_dir, "run"),
-    "kbl-squad": Command(squad.SquadJob, squad.main, _run_dir, "run"),
-    "kbl-ner": Command(ner.NerJob, ner.main, _run_dir, "run"),
+                                                                  "true"]),
+    "kbl-pretrain": Command(pretrain.PretrainingJob, pretrain.main, _run_dir),
+    "kbl-glue": Command(glue.GlueJob, glue.main, _run_dir),
+    "kbl-squad": Command(squad.SquadJob, squad.main, _run_dir),
+    "kbl-ner": Command(ner.NerJob, ner.main, _run_dir),
     "kbl-swag": Command(swag.SwagJob, swag.main, lambda tmp: [*_run_dir(tmp), "--train_file", "train.csv",
-                                                              "--dev_file", "dev.csv"], "run"),
+                                                              "--dev_file", "dev.csv"]),
     "kbl-export": Command(export.ExportJob, export.main, lambda tmp: ["--model", str(tmp / "model"),
-                                                                      "--model_base_path", str(tmp / "run")], "run"),
-    "kbl-demo": Command(demo.DemoJob, demo.main, lambda tmp: ["--runs_dir", str(tmp / "run")], "run"),
+                                                                      "--model_base_path", str(tmp / "run")]),
+    "kbl-demo": Command(demo.DemoJob, demo.main, lambda tmp: ["--runs_dir", str(tmp / "run")]),
 }
 
 # The serving commands' own argparse (serving/ imports nothing else of the package): a value out of range of each
@@ -151,7 +150,7 @@ def test_a_value_out_of_range_is_one_error_line_and_creates_nothing(tmp_path, ca
     code = raised.value.code
     assert code not in (0, None)
     _assert_one_error_line(capsys.readouterr().err + (code if isinstance(code, str) else ""), f"--{field.name}")
-    assert not (tmp_path / spec.created).exists()
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("command, field_name, value", _cases(_out_of_range))

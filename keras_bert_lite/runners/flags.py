@@ -79,6 +79,7 @@ def check_flags(job) -> None:
 
 
 def _refusal(field, value) -> str:
+    """Why the field's flag does not admit `value` ("" where it does); a tuple's elements are checked each."""
     meta = field.metadata.get("flag")
     if meta is None or (value is None and field.default is None):
         return ""
