@@ -22,7 +22,8 @@ import os
 
 import tensorflow as tf
 
-from keras_bert_lite.data.corpus_text import require_text, warn_non_utf8
+from keras_bert_lite.data.corpus_documents import file_documents, split_documents
+from keras_bert_lite.data.corpus_text import check_start, corpus_compression, require_documents
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.instances import nsp_spans, truncate_pair
 from keras_bert_lite.data.masking import DynamicMasker
@@ -30,7 +31,7 @@ from keras_bert_lite.utils.bounds import check_argument
 
 FEATURES = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
 LABELS = ("masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
-_DOC_BREAK = "\x1e"  # record separator: stands for a blank line between documents while splitting
+__all__ = ["expand_patterns", "pretraining_dataset", "split_documents", "text_file_documents", "tfds_documents"]
 
 
 def expand_patterns(patterns) -> list[str]:
@@ -53,35 +54,35 @@ def expand_patterns(patterns) -> list[str]:
     return sorted(set(files))
 
 
-def split_documents(text: tf.Tensor) -> tf.Tensor:
-    """A file's text in the original format -> its documents (sentences joined by "\\n"), `[docs]` strings.
-
-    One sentence per line; documents are separated by blank (or whitespace-only) lines.
-    """
-    text = tf.strings.regex_replace(text, r"\r\n?", "\n")
-    text = tf.strings.regex_replace(text, r"\n(?:[ \t\f\v]*\n)+", _DOC_BREAK)
-    docs = tf.strings.strip(tf.strings.split(text, _DOC_BREAK))
-    return tf.boolean_mask(docs, tf.strings.length(docs) > 0)
-
-
-def text_file_documents(patterns, seed: int = 0, num_shards: int = 1, shard: int = 0) -> tf.data.Dataset:
-    """Documents of text files in the original BERT format, files shuffled every pass (seeded).
+def text_file_documents(patterns, seed: int = 0, num_shards: int = 1, shard: int = 0,
+                        window_docs: int = 256) -> tf.data.Dataset:
+    """Documents of text files in the original BERT format, plain or gzip-compressed, read as a stream
+    (corpus_documents.py), files shuffled every pass (seeded).
 
     Bytes that are not UTF-8 are dropped, as BERT's tokenizer drops them; a file whose first MiB holds some gets
     a warning (corpus_text.py).
 
+    Args:
+        patterns: files or globs (a string with commas, or a list).
+        seed: the seed of the files' order.
+        num_shards, shard: read every `num_shards`-th file, starting at `shard`.
+        window_docs: `pretraining_dataset`'s, for the check that the files hold documents enough.
+
     Raises:
-        DataError: no file of this shard holds text (corpus_text.py): the endless stream would never yield.
+        DataError: a file is compressed in a format other than gzip, is refused by its first MiB, or the files of
+            this shard hold fewer than two documents (corpus_text.py): the endless stream would never yield, or
+            "not next" pairs would come from the same document.
     """
     files = expand_patterns(patterns)
+    compressions = [corpus_compression(path) for path in files]
     own = files[shard::num_shards]
-    require_text(own, f"input pipeline {shard} of {num_shards}" if num_shards > 1 else "")
-    warn_non_utf8(own)
-    ds = tf.data.Dataset.from_tensor_slices(files)
+    check_start(own)
+    require_documents(own, window_docs, f"input pipeline {shard} of {num_shards}" if num_shards > 1 else "")
+    ds = tf.data.Dataset.from_tensor_slices((files, compressions))
     if num_shards > 1:
         ds = ds.shard(num_shards, shard)
     ds = ds.shuffle(len(files), seed=seed, reshuffle_each_iteration=True).repeat()
-    return ds.map(lambda f: split_documents(tf.io.read_file(f))).unbatch()
+    return ds.flat_map(file_documents)
 
 
 def tfds_documents(name: str, split: str = "train", text_key: str = "text", seed: int = 0,

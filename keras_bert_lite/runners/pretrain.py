@@ -115,8 +115,8 @@ def run(job: PretrainingJob) -> list[dict]:
             documents = tfds_documents(job.tfds_name, job.tfds_split, seed=job.seed, input_context=context)
         else:
             by_file = shards > 1 and len(expand_patterns(job.input_files)) >= shards
-            documents = text_file_documents(job.input_files, seed=job.seed,
-                                            num_shards=shards if by_file else 1, shard=shard if by_file else 0)
+            documents = text_file_documents(job.input_files, seed=job.seed, num_shards=shards if by_file else 1,
+                                            shard=shard if by_file else 0, window_docs=job.window_docs)
         return pretraining_dataset(
             documents, tokenizer, packer, masker, short_seq_prob=job.short_seq_prob,
             window_docs=job.window_docs, shuffle_buffer=job.shuffle_buffer,

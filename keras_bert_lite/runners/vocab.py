@@ -7,6 +7,7 @@ The vocabulary is the one tf_text's WordPiece learner (its `bert_vocab_from_data
 `compute_word_piece_vocabulary`) learns from the same word counts, computed without its quadratic substring counts.
 The casing is recorded beside the vocabulary (`tokenizer_config.json`), so every later tool takes it from there.
 Bytes that are not UTF-8 are dropped, as BERT's tokenizer drops them, with one warning per file that holds some.
+A gzip-compressed file is read as the text it holds; other compression formats are refused.
 """
 
 import dataclasses
@@ -14,7 +15,7 @@ import logging
 import os
 import sys
 
-from keras_bert_lite.data.corpus_text import NonUtf8Lines
+from keras_bert_lite.data.corpus_text import NonUtf8Lines, read_lines
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text.casing import check_casing_conflict
@@ -29,8 +30,8 @@ logger = logging.getLogger(__name__)
 class VocabJob(CommandJob):
     """The settings of kbl-vocab (one flag each)."""
 
-    input: tuple = flag((), "text files, UTF-8, one line per sentence", group="vocabulary", nargs="+",
-                        required=True)
+    input: tuple = flag((), "text files, UTF-8, plain or gzip, one line per sentence", group="vocabulary",
+                        nargs="+", required=True)
     output: str = flag("", "vocab.txt to write (tokenizer_config.json, with the casing, goes beside it)",
                        group="vocabulary", required=True)
     lower_case: bool = flag(None, "true: an uncased vocabulary (text lower-cased, accents stripped); false: cased",
@@ -43,10 +44,9 @@ class VocabJob(CommandJob):
 
 
 def _lines(path):
-    """The lines of the file, as bytes without their "\\n"."""
-    with open(path, "rb") as f:
-        for line in f:
-            yield line.rstrip(b"\n")
+    """The lines of the file (plain or gzip: `data.corpus_text.read_lines`), as bytes without their "\\n"."""
+    for line in read_lines(path):
+        yield line.rstrip(b"\n")
 
 
 def _corpus_lines(paths):

@@ -15,7 +15,7 @@ NO_TEXT = {
     "blank lines": b"\n\n  \t\n\r\n",
     "control and format characters": "\u200b\ufeff\n\n\x01\x7f\n".encode(),
     "combining marks only": "\u0301\u0308\n".encode(),
-    "bytes that are not UTF-8": b"\xff\xfe\n",
+    "bytes that are not UTF-8": b"\xc0\xff\n",
 }
 
 
@@ -39,7 +39,7 @@ def test_one_character_is_text_even_after_a_chunk_of_blanks(tmp_path, monkeypatc
 
 def test_blank_files_beside_text_are_fine_but_a_pipeline_needs_one_with_text(tmp_path):
     (tmp_path / "a.txt").write_text("\n\n")
-    (tmp_path / "b.txt").write_text("One sentence.\nTwo.\n")
+    (tmp_path / "b.txt").write_text("One sentence.\nTwo.\n\nAnother document.\n")
     (tmp_path / "c.txt").write_text("")
     text_file_documents(str(tmp_path / "*.txt"))
     text_file_documents(str(tmp_path / "*.txt"), num_shards=2, shard=1)      # b.txt
@@ -59,7 +59,7 @@ def test_a_latin1_file_is_read_with_a_warning_naming_its_first_bad_line(tmp_path
     path = tmp_path / "corpus.txt"
     path.write_bytes("One sentence.\nUn café crème.\n\nDéjà vu.\nTwo.\n".encode("latin-1"))
     with caplog.at_level(logging.WARNING):
-        text_file_documents(str(path))
+        text_file_documents(str(path), window_docs=2)
     assert _warnings(caplog) == [
         f"{path}: 2 lines of its first MiB (pretraining checks only the start of each file) hold bytes that are "
         "not UTF-8 (first: line 2, byte 0xe9); they are dropped, as BERT's tokenizer drops them. If the file is "
@@ -70,7 +70,7 @@ def test_utf8_with_accents_gives_no_warning_even_when_the_first_mib_cuts_a_chara
     (tmp_path / "a.txt").write_text("Un café crème.\n\nDéjà vu, 東京, 😀.\n", encoding="utf-8")
     (tmp_path / "b.txt").write_bytes(ASCII_MIB[:-1] + "é\nDéjà vu.\n".encode())   # é's 2 bytes straddle the MiB
     with caplog.at_level(logging.WARNING):
-        text_file_documents(str(tmp_path / "*.txt"))
+        text_file_documents(str(tmp_path / "*.txt"), window_docs=2)
     assert _warnings(caplog) == []
 
 
@@ -79,7 +79,7 @@ def test_pretraining_checks_only_the_first_mib_of_each_file(tmp_path, caplog):
     early = tmp_path / "early.txt"
     early.write_bytes(b"Un caf\xe9.\n" + ASCII_MIB)
     with caplog.at_level(logging.WARNING):
-        text_file_documents(str(tmp_path / "*.txt"))
+        text_file_documents(str(tmp_path / "*.txt"), window_docs=2)
     assert _warnings(caplog) == [
         f"{early}: 1 line of its first MiB (pretraining checks only the start of each file) holds bytes that are "
         "not UTF-8 (first: line 1, byte 0xe9); they are dropped, as BERT's tokenizer drops them. If the file is "

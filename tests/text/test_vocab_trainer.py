@@ -1,7 +1,10 @@
 """WordPiece training: reserved tokens first, words split as the tokenizer splits them, CLI."""
 
+import bz2
+import gzip
 import logging
 
+import pytest
 import tensorflow as tf
 
 from keras_bert_lite.text import SPECIAL_TOKENS, BertTokenizer, Vocab, train_vocab
@@ -55,3 +58,21 @@ def test_create_vocab_is_silent_on_utf8_with_accents(tmp_path, caplog):
         create_vocab.main(["--input", str(corpus), "--output", str(tmp_path / "vocab.txt"), "--vocab_size", "60",
                            "--lower_case", "true"])
     assert not [r.getMessage() for r in caplog.records if r.name.startswith("keras_bert_lite")]
+
+
+def test_create_vocab_reads_a_gzip_corpus_as_its_text_and_refuses_other_compressions(tmp_path):
+    text = ("\n".join(LINES) + "\n").encode()
+    (tmp_path / "corpus.txt").write_bytes(text)
+    (tmp_path / "corpus.gz").write_bytes(gzip.compress(text))
+    tokens = []
+    for name in ("corpus.txt", "corpus.gz"):
+        create_vocab.main(["--input", str(tmp_path / name), "--output", str(tmp_path / f"{name}.vocab"),
+                           "--vocab_size", "60", "--lower_case", "true"])
+        tokens.append(Vocab.from_file(tmp_path / f"{name}.vocab").tokens)
+    assert tokens[0] == tokens[1]
+    packed = tmp_path / "corpus.bz2"
+    packed.write_bytes(bz2.compress(text))
+    with pytest.raises(SystemExit, match=f"^error: {packed}: is bzip2-compressed; .* | gzip > {packed}.gz$"):
+        create_vocab.main(["--input", str(packed), "--output", str(tmp_path / "bz2.vocab"), "--vocab_size", "60",
+                           "--lower_case", "true"])
+    assert not (tmp_path / "bz2.vocab").exists()
