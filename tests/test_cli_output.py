@@ -7,6 +7,10 @@ import sys
 
 import pytest
 
+from keras_bert_lite.runners.flags import build_parser
+from keras_bert_lite.runners.pretrain import PretrainingJob
+from keras_bert_lite.runners.squad import SquadJob
+
 BIN = os.path.dirname(sys.executable)
 ENV = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
 
@@ -29,6 +33,17 @@ def test_help_is_quiet_and_shows_each_default_once(tmp_path):
     assert code == 0 and "--lower_case true|false" in text
     assert "I0000" not in text and "absl::InitializeLog" not in text and "\x1b" not in text
     assert "(default: )" not in text and "(default: 32)" in text and text.count("(default: 2e-05)") == 1
+
+
+@pytest.mark.parametrize("job, dest, shown", [(PretrainingJob, "seed", "(default: 0)"),
+                                               (SquadJob, "null_score_diff_threshold", "(default: 0.0)"),
+                                               (SquadJob, "seeds", "(default: 0)"), (SquadJob, "epochs", "(default: 2)")])
+def test_help_shows_a_default_of_zero_once(job, dest, shown):
+    # 0 == False: a check by `in (None, "", (), False)` hid these defaults.
+    helps = {action.dest: action.help for action in build_parser(job, "")._actions}
+    assert helps[dest].count("default:") == 1 and helps[dest].endswith(shown), helps[dest]
+    assert "default" not in helps["whole_word_masking" if job is PretrainingJob else "skip_bad_rows"]
+    assert "default:" not in helps["init"] and "default:" not in helps["lower_case"]
 
 
 @pytest.mark.slow

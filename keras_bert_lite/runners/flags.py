@@ -17,7 +17,6 @@ import dataclasses
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.utils import bounds as value_bounds
 
-_NO_DEFAULT_SHOWN = (None, "", (), False)
 MAX_SEED = 2 ** 32 - 1      # keras.utils.set_random_seed seeds NumPy, which takes 0 to 2**32 - 1
 
 
@@ -125,9 +124,15 @@ def _help_text(field) -> str:
     if meta["bounds"]:
         parts.append(f"[{value_bounds.describe(meta['bounds'])}]")
     shown = ",".join(map(str, field.default)) if isinstance(field.default, tuple) else field.default
-    if field.default not in _NO_DEFAULT_SHOWN and meta["argparse"].get("action") not in ("store_true", "store_false"):
+    if _shows_default(field.default) and meta["argparse"].get("action") not in ("store_true", "store_false"):
         parts.append(f"(default: {shown})" if parts else f"default: {shown}")
     return " ".join(parts)
+
+
+def _shows_default(default) -> bool:
+    """Whether `--help` shows `default`: every default but None, False, "" and () (no value). 0 and 0.0 are shown:
+    `0 == False`, so the test is by identity and type, not `in`."""
+    return default is not None and default is not False and not (isinstance(default, (str, tuple)) and not default)
 
 
 def parse_job(job_class, argv=None, description: str = "", prog: str | None = None):
