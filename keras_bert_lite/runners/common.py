@@ -175,6 +175,15 @@ def _new_config(job: RunJob, vocab: Vocab) -> BertConfig:
                                                                                       vocab_size=len(vocab))
 
 
+def divergence_advice(job: RunJob) -> str:
+    """What usually fixes a run whose loss diverged, naming only flags this command has (`training.non_finite`'s
+    `advice`): its warmup flag (--warmup_steps or --warmup_proportion), and bf16 only for a run in fp16."""
+    warmup = next((f"more --{name}" for name in ("warmup_steps", "warmup_proportion") if hasattr(job, name)),
+                  "a longer warmup")
+    precision = ", --mixed_precision bf16 instead of fp16" if job.mixed_precision == "fp16" else ""
+    return f"a lower --learning_rate or {warmup}{precision}, or checking the input data of that step"
+
+
 def resume_dir(run_dir: str) -> str:
     return os.path.join(run_dir, artifacts.CHECKPOINTS_DIR)
 

@@ -9,7 +9,8 @@ predictions, TensorBoard logs, resume checkpoints. With `--seeds 1,2,3` each see
 
 The same command run again resumes: after a crash or kill -9 it continues from the last completed epoch and ends
 with the metrics of an uninterrupted run; after a finished run it only rewrites the predictions. A non-finite
-loss or gradient norm stops the run at that step (`training.non_finite`).
+loss or gradient norm stops the run at that step (`training.non_finite`), and Ctrl-C after the step it is in
+(`training.interrupts`); each says which of the run's files it keeps.
 
 Distribution: `--strategy` cpu | mirrored | tpu | auto run `model.fit`. `--strategy multi_worker` (TF_CONFIG; the
 same command on every worker) runs the same training step and callbacks in a `strategy.run` loop
@@ -40,7 +41,9 @@ from keras_bert_lite.runners.flags import MAX_SEED, distinct_integers, flag
 from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.training.callbacks import BestDevCheckpoint
+from keras_bert_lite.training.checkpointing import checkpoint_number, checkpoint_paths
 from keras_bert_lite.training.distribute import is_chief, resolve_strategy
+from keras_bert_lite.training.interrupts import StopOnInterrupt, stop_requests
 from keras_bert_lite.training.non_finite import StopOnNonFinite, finite_predictions
 from keras_bert_lite.training.optimization import create_optimizer
 from keras_bert_lite.training.replica_fit import replica_fit
@@ -197,7 +200,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
         if job.mixed_precision == "fp16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         model.compile(optimizer=optimizer, jit_compile=use_xla(job.xla), **task.compile_args())
-        predict = finite_predictions(dataset_predictor(model, job.xla))
+        predict = finite_predictions(dataset_predictor(model, job.xla), common.divergence_advice(job))
         model_path = os.path.join(files_dir, artifacts.TASK_MODEL_FILE)
         optimizer.build(model.trainable_variables)
     best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, model_path,
@@ -211,21 +214,22 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     vocab.save(os.path.join(files_dir, artifacts.VOCAB_FILES[0]))
 
     if done < job.epochs:
-        stop = StopOnNonFinite(f"{common.resume_dir(out_dir)} resumes from the last completed epoch, and "
-                               f"{os.path.join(out_dir, artifacts.TASK_MODEL_FILE)} holds the best one so far")
-        callbacks = [keras.callbacks.TensorBoard(os.path.join(files_dir, "logs")), stop, best]
-        if multi_worker:
-            replicas = strategy.num_replicas_in_sync
-            replica_fit(model, lambda: _whole_shares(task.train_dataset(job.batch_size, seed, first_epoch=done),
-                                                     replicas),
-                        strategy, epochs=job.epochs, steps_per_epoch=steps_per_epoch, initial_epoch=done,
-                        callbacks=callbacks, log_epochs=chief)
-        else:
-            # One endless iterator, steps_per_epoch batches per epoch (a new iterator per epoch made graph-mode
-            # `fit` wait before some epochs' first batch). Off a terminal, one line per epoch.
-            model.fit(task.train_dataset(job.batch_size, seed, first_epoch=done), initial_epoch=done,
-                      epochs=job.epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, shuffle=False,
-                      verbose=1 if not job.quiet and sys.stdout.isatty() else 2)
+        kept = functools.partial(saved_so_far, out_dir)
+        callbacks = [keras.callbacks.TensorBoard(os.path.join(files_dir, "logs")),
+                     StopOnNonFinite(kept, common.divergence_advice(job)), StopOnInterrupt(kept), best]
+        with stop_requests():     # Ctrl-C: StopOnInterrupt stops after the step it is in
+            if multi_worker:
+                replicas = strategy.num_replicas_in_sync
+                replica_fit(model, lambda: _whole_shares(task.train_dataset(job.batch_size, seed, first_epoch=done),
+                                                         replicas),
+                            strategy, epochs=job.epochs, steps_per_epoch=steps_per_epoch, initial_epoch=done,
+                            callbacks=callbacks, log_epochs=chief)
+            else:
+                # One endless iterator, steps_per_epoch batches per epoch (a new iterator per epoch made graph-mode
+                # `fit` wait before some epochs' first batch). Off a terminal, one line per epoch.
+                model.fit(task.train_dataset(job.batch_size, seed, first_epoch=done), initial_epoch=done,
+                          epochs=job.epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, shuffle=False,
+                          verbose=1 if not job.quiet and sys.stdout.isatty() else 2)
     else:                 # a finished run, run again: the best epoch's weights, then the files once more
         best.set_model(model)
         best.on_train_end()
@@ -236,6 +240,18 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     if not chief:
         shutil.rmtree(files_dir, ignore_errors=True)
     return result
+
+
+def saved_so_far(run_dir: str) -> str:
+    """What a stopped fine-tuning run keeps, from the files in `run_dir` now: its last resume checkpoint and its
+    best model so far ("" when no epoch has ended)."""
+    paths = checkpoint_paths(common.resume_dir(run_dir))
+    model = os.path.join(run_dir, artifacts.TASK_MODEL_FILE)
+    kept = [f"the last checkpoint (epoch {checkpoint_number(paths[0])}) is kept in {common.resume_dir(run_dir)}"
+            ] if paths else []
+    if os.path.isfile(model):
+        kept.append(f"{model} holds the best epoch so far")
+    return ", and ".join(kept)
 
 
 def _steps_per_epoch(examples: int, batch_size: int, replicas: int) -> int:

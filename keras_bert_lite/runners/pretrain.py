@@ -125,7 +125,7 @@ def run(job: PretrainingJob) -> list[dict]:
 
     trainer = Trainer(pretrainer, optimizer, strategy, job.model_dir, checkpoint_every=job.checkpoint_every,
                       steps_per_loop=min(job.log_every, job.checkpoint_every), jit_compile=job.xla,
-                      before_save=record_settings)
+                      before_save=record_settings, divergence_advice=common.divergence_advice(job))
     history = trainer.train(dataset_fn, job.batch_size, job.steps, log_every=job.log_every, verbose=not job.quiet)
 
     if chief:

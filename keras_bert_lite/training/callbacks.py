@@ -1,5 +1,5 @@
 """`BestDevCheckpoint`: evaluate the task's dev metrics after each epoch, keep the best epoch's model, and make
-the run resumable after a crash at every epoch's end."""
+the run resumable after a crash at every epoch's end. `FitStepCallback`: the base of callbacks that name a step."""
 
 from __future__ import annotations
 
@@ -147,6 +147,21 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         if self.best_weights is not None:
             for variable, value in zip(self.model.weights, self.best_weights):
                 variable.assign(value)
+
+
+class FitStepCallback(keras.callbacks.Callback):
+    """A `fit` callback that knows the number of the step a batch ends (`fit_step`), counted over epochs."""
+
+    def __init__(self):
+        super().__init__()
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def fit_step(self, batch: int) -> int:
+        """The 1-based step that batch `batch` of the current epoch is (exact with `steps_per_execution=1`)."""
+        return self._epoch * (self.params.get("steps") or 0) + batch + 1
 
 
 def _better(value: float, best: float) -> bool:

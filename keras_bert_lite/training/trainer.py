@@ -13,7 +13,8 @@ one is skipped, with a warning, for the one before it.
 
 The loop stops at the first step whose loss or gradient norm is not finite (`non_finite`): it raises
 `NonFiniteLossError` naming the step before the checkpoint that would follow, so every checkpoint kept holds
-finite weights.
+finite weights. Ctrl-C stops it before the next step (`interrupts`): it raises `TrainingInterrupted` naming the
+step and the checkpoint a rerun resumes from, with no save begun.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ import tensorflow as tf
 from keras_bert_lite.training.checkpointing import (checkpoint_number, restore_latest, rng_state_variables,
                                                     save_checkpoint)
 from keras_bert_lite.training.distribute import is_chief
-from keras_bert_lite.training.non_finite import (NonFiniteLossError, check_finite_weights, gradient_norm_variable,
-                                                 non_finite_message)
+from keras_bert_lite.training.interrupts import (TrainingInterrupted, interrupted_message, on_request, requested,
+                                                 stop_requests)
+from keras_bert_lite.training.non_finite import (GENERIC_ADVICE, NonFiniteLossError, check_finite_weights,
+                                                 gradient_norm_variable, non_finite_message)
 from keras_bert_lite.xla import use_xla
 
 logger = logging.getLogger(__name__)
@@ -56,11 +59,12 @@ class Trainer:
         jit_compile: XLA-compile the forward and backward pass of each replica; default (None): on GPUs and
             TPUs, not on CPUs (`keras_bert_lite.xla`).
         before_save: called before each checkpoint is saved (e.g. to record the settings it is made with).
+        divergence_advice: what a non-finite loss's error suggests trying, in the command's own terms.
     """
 
     def __init__(self, model, optimizer, strategy, model_dir: str, checkpoint_every: int = 1000,
                  steps_per_loop: int = 100, max_checkpoints: int = 3, jit_compile: bool | None = None,
-                 before_save=None):
+                 before_save=None, divergence_advice: str = GENERIC_ADVICE):
         self.model = model
         self.optimizer = optimizer
         self.strategy = strategy
@@ -71,12 +75,15 @@ class Trainer:
         self.jit_compile = use_xla(jit_compile)
         self.chief = is_chief(strategy)
         self.before_save = before_save or (lambda: None)
+        self.divergence_advice = divergence_advice
         with strategy.scope():
             self.step = tf.Variable(0, dtype=tf.int64, trainable=False, name="train_step")
             optimizer.build(model.trainable_variables)
             # The first non-finite step (0: none yet) and its loss and gradient norm.
             self._bad_step = tf.Variable(0, dtype=tf.int64, trainable=False, name="non_finite_step")
             self._bad_values = tf.Variable([0.0, 0.0], dtype=tf.float32, trainable=False, name="non_finite_values")
+        # Set from another thread on Ctrl-C (`interrupts`): the compiled loop stops before its next step.
+        self._stop = tf.Variable(False, trainable=False, name="stop_requested")
         self._gradient_norm = gradient_norm_variable(optimizer)
 
     # ------------------------------------------------------------------ one step
@@ -121,6 +128,8 @@ class Trainer:
         @tf.function
         def train_loop(iterator, steps):
             for _ in tf.range(steps):
+                if self._stop:
+                    break
                 shares = strategy.run(self._replica_step, args=(distribute(next(iterator)),))
                 loss = tf.cast(strategy.reduce(tf.distribute.ReduceOp.SUM, shares, axis=None), tf.float32)
                 self.step.assign_add(1)
@@ -149,7 +158,16 @@ class Trainer:
 
         Returns:
             A list of `{"step": ..., metric: value}` dicts, one per log.
+
+        Raises:
+            NonFiniteLossError: a step's loss or gradient norm was not finite.
+            TrainingInterrupted: Ctrl-C; raised before the next step, with no save begun.
         """
+        self._stop.assign(False)
+        with stop_requests(), on_request(lambda: self._stop.assign(True)):
+            return self._train(dataset_fn, global_batch_size, total_steps, log_every, verbose)
+
+    def _train(self, dataset_fn, global_batch_size: int, total_steps: int, log_every: int | None, verbose: bool):
         log_every = log_every or self.steps_per_loop
         workers, worker = _worker_count_and_index(self.strategy)
         replicas = self.strategy.num_replicas_in_sync
@@ -188,11 +206,14 @@ class Trainer:
                            _next_multiple(step, log_every), _next_multiple(step, self.checkpoint_every))
             train_loop(iterator, tf.constant(boundary - step))
             step = int(self.step.numpy())
+            if requested():
+                writer.flush()
+                raise TrainingInterrupted(interrupted_message(step, _resume_note(manager)))
             if int(self._bad_step.numpy()):
                 writer.flush()
                 loss, norm = self._bad_values.numpy().tolist()
                 raise NonFiniteLossError(non_finite_message(
-                    step, loss, None if self._gradient_norm is None else norm, _kept(manager)))
+                    step, loss, None if self._gradient_norm is None else norm, _kept(manager), self.divergence_advice))
             if step % log_every == 0 or step == total_steps:
                 now = time.perf_counter()
                 logs = {m.name: float(m.result()) for m in self.model.metrics}
@@ -211,7 +232,7 @@ class Trainer:
                 if not bar and self.chief:
                     logger.info("step %d: %s", step, ", ".join(f"{k} {v:.4g}" for k, v in logs.items()))
             if step % self.checkpoint_every == 0 or step == total_steps:
-                check_finite_weights(self.model.weights, step, _kept(manager))
+                check_finite_weights(self.model.weights, step, _kept(manager), self.divergence_advice)
                 self.before_save()
                 save_checkpoint(manager, step)
         writer.flush()
@@ -234,6 +255,14 @@ def _kept(manager) -> str:
         return "no checkpoint had been written yet"
     return (f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
             f"{checkpoint_number(manager.latest_checkpoint)}")
+
+
+def _resume_note(manager) -> str:
+    """What an interrupted run keeps, for its message."""
+    if not manager.latest_checkpoint:
+        return ""
+    return (f"the last checkpoint (step {checkpoint_number(manager.latest_checkpoint)}) is kept in "
+            f"{manager.directory}")
 
 
 def _next_multiple(step: int, every: int) -> int:

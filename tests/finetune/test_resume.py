@@ -1,8 +1,10 @@
 """Fine-tuning resumes: killed mid-epoch (kill -9) and run again, it ends as the uninterrupted run; run again
-after it finished, it only rewrites its files; with other settings it is refused; a NaN stops it."""
+after it finished, it only rewrites its files; with other settings it is refused; a NaN stops it, and so does
+Ctrl-C, each naming only the files it keeps."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,9 +16,11 @@ import pytest
 
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.training.non_finite import NonFiniteLossError
-from keras_bert_lite.runners.glue import main, parse_args, run
+from keras_bert_lite.runners.flags import build_parser
+from keras_bert_lite.runners.glue import GlueJob, main, parse_args, run
 from tests.finetune.conftest import common_flags
 from tests.finetune.test_custom import reviews, write_csv
+from tests.sigint import interrupt_when
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -103,10 +107,32 @@ def test_fewer_epochs_than_done_are_refused(flags, tmp_path):
     assert json.loads((tmp_path / "run" / "flags.json").read_text())["epochs"] == 2      # not rewritten
 
 
-def test_a_non_finite_loss_stops_fine_tuning_at_that_step(flags, tmp_path):
-    with pytest.raises(NonFiniteLossError, match=r"Training stopped at step \d+: loss nan.*checkpoints resumes"):
+def unknown_names(message):
+    """The --flags in `message` that kbl-glue does not have, and the paths in it that do not exist."""
+    options = {o for action in build_parser(GlueJob, "")._actions for o in action.option_strings}
+    paths = re.findall(r"(/\S+?)[,;.]?(?:\s|$)", message)
+    return sorted(set(re.findall(r"--\w+", message)) - options) + [p for p in paths if not os.path.exists(p)]
+
+
+def test_a_non_finite_loss_before_any_save_names_no_file(flags, tmp_path):
+    with pytest.raises(NonFiniteLossError, match=r"Training stopped at step \d+: loss nan\b.*\. Nothing was saved, "
+                                                 r"before it or after\. Usual fixes: a lower --learning_rate or more "
+                                                 r"--warmup_proportion, or") as error:
         run(parse_args(flags("run", "--learning_rate", "1e30")))
     assert not (tmp_path / "run" / "checkpoints").exists() or not os.listdir(tmp_path / "run" / "checkpoints")
+    assert not (tmp_path / "run" / "model.keras").exists() and "model.keras" not in str(error.value)
+    assert unknown_names(str(error.value)) == []
+
+
+def test_a_non_finite_loss_after_a_saved_epoch_names_its_files(flags, tmp_path):
+    run(parse_args(flags("run", "--epochs", "1")))
+    with pytest.raises(NonFiniteLossError) as error:
+        run(parse_args(flags("run", "--epochs", "2", "--learning_rate", "1e30", "--allow_flag_change",
+                             "learning_rate")))
+    run_dir = tmp_path / "run"
+    assert re.search(rf"Nothing was saved after it; the last checkpoint \(epoch 1\) is kept in {run_dir}/checkpoints, "
+                     rf"and {run_dir}/model.keras holds the best epoch so far\.", str(error.value)), str(error.value)
+    assert unknown_names(str(error.value)) == []
 
 
 def test_an_epoch_whose_last_update_diverged_saves_nothing(flags, tmp_path):
@@ -125,3 +151,21 @@ def test_the_command_reports_a_non_finite_loss_in_one_line(flags):
     with pytest.raises(SystemExit) as exit_info:
         main(flags("run", "--learning_rate", "1e30", "--epochs", "1"))
     assert str(exit_info.value.code).startswith("error: Training stopped at step ")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_fine_tuning_with_one_line_and_the_run_resumes(flags, tmp_path):
+    args, run_dir = flags("run"), tmp_path / "run"
+    command = [sys.executable, os.path.join(REPO, "tasks", "run_glue.py"), *args]
+    code, output, _ = interrupt_when(command, lambda _: (run_dir / "checkpoints" / "ckpt-1.index").exists())
+    assert code == 130 and "Traceback" not in output, output[-3000:]
+    last = output.strip().splitlines()[-1]
+    stopped = re.fullmatch(rf"interrupted at step (\d+): the last checkpoint \(epoch 1\) is kept in {run_dir}/"
+                           rf"checkpoints, and {run_dir}/model.keras holds the best epoch so far; run the same "
+                           "command to resume", last)
+    assert stopped and 48 < int(stopped[1]) < 96, last             # in epoch 2, of 48 steps
+    assert sorted(os.listdir(run_dir / "checkpoints")) == ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"]
+    assert not [name for name in os.listdir(run_dir) if ".tmp-" in name]
+    resumed = glue(args)
+    _, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0 and "ckpt-1: 1 epoch(s) done" in err, err[-3000:]

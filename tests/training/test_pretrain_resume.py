@@ -1,8 +1,9 @@
 """kbl-pretrain resumed in the same --model_dir: only with the run's settings and architecture; a non-finite
-loss stops it with a one-line error and the finite checkpoints kept."""
+loss stops it with a one-line error and the finite checkpoints kept, and so does Ctrl-C."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -12,6 +13,7 @@ import tensorflow as tf
 
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.pretrain import main, parse_args, run
+from tests.sigint import interrupt_when
 from tests.training.test_pretrain import job_args, pretrain_cmd, tiny_json  # noqa: F401 - a fixture
 
 
@@ -140,3 +142,22 @@ def test_a_non_finite_loss_stops_with_one_line_and_the_finite_checkpoint_kept(st
 def test_flag_errors_exit_with_one_line(started):
     with pytest.raises(SystemExit, match="--allow_flag_change nonsense: no such setting"):
         main(started(allow_flag_change="nonsense"))
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_with_one_line_keeping_the_last_checkpoint_and_the_run_resumes(started, tmp_path):
+    # One compiled loop of 990 steps after the resume: Ctrl-C stops it at the next step, not at its end.
+    long_loop = started(steps=1000, checkpoint_every=1000, log_every=1000,
+                        allow_flag_change="steps,checkpoint_every,log_every")
+    code, output, _ = interrupt_when(pretrain_cmd(long_loop), lambda text: "Resumed from" in text)
+    assert code == 130 and "Traceback" not in output, output[-3000:]
+    last = output.strip().splitlines()[-1]
+    checkpoints = tmp_path / "run" / "checkpoints"
+    stopped = re.fullmatch(rf"interrupted at step (\d+): the last checkpoint \(step 10\) is kept in {checkpoints}; "
+                           "run the same command to resume", last)
+    assert stopped and int(stopped[1]) < 1000, last
+    assert sorted(os.listdir(checkpoints)) == ["checkpoint", "ckpt-10.data-00000-of-00001", "ckpt-10.index"]
+    assert not [name for name in os.listdir(tmp_path / "run") if ".tmp-" in name]
+    done = subprocess.run(pretrain_cmd(started(steps=15, allow_flag_change="steps")), capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0 and "ckpt-10 at step 10" in done.stderr, done.stderr[-3000:]
