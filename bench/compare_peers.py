@@ -73,7 +73,6 @@ import argparse
 import collections
 import datetime
 import os
-import platform
 import shutil
 import signal
 import statistics
@@ -573,15 +572,6 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     return "\n".join(parts), acceptance
 
 
-def machine_info() -> dict:
-    cpu = common.cpuinfo("model name") or platform.processor() or ""
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                                capture_output=True, text=True).stdout.strip())
-    return {"cpu_count": os.cpu_count(), "cpu": cpu, "platform": platform.platform(),
-            "git_commit": commit + ("-dirty" if dirty else "")}
-
-
 # ------------------------------------------------------------------------------------------ main
 
 def main(argv=None):
@@ -643,7 +633,7 @@ def main(argv=None):
         common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": False,
                                        "cases": records})   # an interrupted run keeps what it measured
 
-    machine = machine_info()
+    machine = common.machine_info()
     results = index(records)
     machine["matmul_peak_gflops"] = {   # precision -> framework -> GFLOP/s, the median of all its rounds
         precision: {mode: (peaks(results, precision).get(mode) or 0) / 1e9 or None

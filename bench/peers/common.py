@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -60,6 +62,20 @@ def cpuinfo(field: str) -> str | None:
                         None)
     except OSError:
         return None
+
+
+def machine_info() -> dict:
+    """The CPU, its core count and vector extensions, the platform and the git commit of the checkout (with
+    "-dirty" for changes)."""
+    cpu = cpuinfo("model name") or platform.processor() or ""
+    flags = (cpuinfo("flags") or "").split()
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                capture_output=True, text=True).stdout.strip())
+    return {"cpu_count": os.cpu_count(), "cpu": cpu, "platform": platform.platform(),
+            "vector_extensions": [name for name in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if name in flags],
+            "git_commit": commit + ("-dirty" if dirty else "")}
 
 
 def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -> dict:

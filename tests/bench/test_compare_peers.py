@@ -444,4 +444,4 @@ def test_cpuinfo_reads_the_first_processors_field(cp, tmp_path, monkeypatch):
     assert cp.common.cpuinfo("processor") == "0"
     assert cp.common.cpuinfo("flags").split() == ["fpu", "avx512_bf16", "amx_tile"]
     assert cp.common.cpuinfo("no such field") is None
-    assert cp.machine_info()["cpu"] == "Some CPU"
+    assert cp.common.machine_info()["cpu"] == "Some CPU"
