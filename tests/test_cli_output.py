@@ -1,7 +1,8 @@
-"""The kbl-* commands are quiet and plain: no TensorFlow start-up lines and no terminal escape codes in a log file,
-unless --verbose asks for TensorFlow's lines."""
+"""The kbl-* commands are quiet and plain: none of TensorFlow's log lines (at start-up or later) and no terminal escape
+codes in a log file, unless --verbose asks for TensorFlow's lines; what else reaches stderr is kept, in order."""
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -54,6 +55,34 @@ def test_a_redirected_pretraining_log_is_plain(tmp_path, pydoc_corpus, uncased_v
     code, text = run_logged(tmp_path, command)
     assert code == 0, text[-3000:]
     assert "I0000" not in text and "\x1b" not in text and "\b" not in text, text[:3000]
+    assert "cuInit" not in text and "Sharding callback" not in text, text[:3000]     # TensorFlow's, after start-up
     assert "step 4: mlm_loss" in text                  # off a terminal: one log line per interval
     code, text = run_logged(tmp_path, command + ["--verbose", "--steps", "6"])
-    assert code == 0 and "I0000" in text               # --verbose shows TensorFlow's lines
+    assert code == 0 and "I0000" in text and "Sharding callback" in text      # --verbose shows TensorFlow's lines
+
+
+# What a command's process writes to fd 2 as TensorFlow's C++ side does, and then how it ends.
+FILTERED = r"""
+import os, sys
+from keras_bert_lite.runners.cli import filtered_stderr
+with filtered_stderr():
+    os.write(2, b"I0000 00:00:1795.1 7 service.cc:153] XLA service 0x1 initialized for platform Host\n")
+    os.write(2, b"E0000 00:00:1795.2 7 cuda_platform.cc:52] failed call to cuInit: INTERNAL: CUDA error\n")
+    os.write(2, b"E0000 00:00:1795.3 7 some_kernel.cc:9] a real error\n")
+    print("a line of Python's", file=sys.stderr)
+    if sys.argv[1] == "abort":
+        os.abort()
+    raise SystemExit("error: the command's last line")
+"""
+
+
+@pytest.mark.parametrize("ending", ["error", "abort"])
+def test_stderr_is_filtered_for_the_whole_run_and_drained_however_it_ends(tmp_path, ending):
+    code, text = run_logged(tmp_path, [sys.executable, "-c", FILTERED, ending])
+    assert "service.cc" not in text and "cuInit" not in text
+    assert "E0000 00:00:1795.3 7 some_kernel.cc:9] a real error\n" in text and "a line of Python's\n" in text
+    if ending == "abort":                   # the filter outlives the process: the lines before a crash are kept
+        assert code == -signal.SIGABRT
+    else:                                   # the last line comes after everything the filter passed on
+        assert code == 1 and text.endswith("error: the command's last line\n")
+        assert text.index("a real error") < text.index("error: the command's last line")
