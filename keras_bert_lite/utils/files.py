@@ -1,4 +1,5 @@
-"""Atomic writes: a file or directory the user sees is either absent or complete, never half-written."""
+"""Atomic writes: a file or directory the user sees is either absent or complete, never half-written. And the
+directories a command made for files it never wrote, removed again when it fails (`remove_unused_dirs`)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,47 @@ def atomic_path(path: str | os.PathLike):
             shutil.rmtree(tmp, ignore_errors=True)
         elif os.path.exists(tmp):
             os.unlink(tmp)
+
+
+# ---------------------------------------------------------------- directories a failed command made
+def missing_dirs(path: str | os.PathLike) -> list[str]:
+    """`path` and those of its parents that do not exist yet, deepest first (absolute): what creating `path` will
+    make, for `remove_unused_dirs`."""
+    missing, path = [], os.path.abspath(os.fspath(path))
+    while not os.path.lexists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
+
+
+def remove_unused_dirs(created: list[str], allowed: tuple[str, ...] = ()) -> None:
+    """Removes the directories `created` (`missing_dirs`, taken before they were made) when no file but the
+    `allowed` paths is in them: a command that fails before writing anything leaves no empty directory behind.
+    Never a directory that existed before, nor one that holds another file (or link); errors are ignored, so that
+    the command's own error is the one reported."""
+    if not created or not os.path.isdir(created[0]) or _holds_files(created[0], allowed):
+        return
+    shutil.rmtree(created[0], ignore_errors=True)
+    for parent in created[1:]:
+        with contextlib.suppress(OSError):
+            os.rmdir(parent)          # only while empty
+
+
+@contextlib.contextmanager
+def dirs_removed_on_failure(path: str | os.PathLike):
+    """A context manager: when its block fails, the directory `path` and the parents the block created are
+    removed again if they hold no file (`remove_unused_dirs`)."""
+    created = missing_dirs(path)
+    try:
+        yield
+    except BaseException:
+        remove_unused_dirs(created)
+        raise
+
+
+def _holds_files(top: str, allowed: tuple[str, ...]) -> bool:
+    """Whether the tree under `top` holds a file or link other than the `allowed` paths."""
+    allowed = {os.path.abspath(p) for p in allowed}
+    return any(os.path.abspath(os.path.join(root, name)) not in allowed
+               for root, dirs, files in os.walk(top)
+               for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))])

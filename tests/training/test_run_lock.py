@@ -68,3 +68,49 @@ def test_only_the_chief_takes_the_lock(tmp_path, monkeypatch):
                                         '"index": 0}}')
         with pytest.raises(SettingsError, match="in use"):
             ran(Job())
+
+
+
+class Refused(Exception):
+    """What a command raises when it refuses to go on."""
+
+
+def _fail_inside(run_dir, *, file="", folder=""):
+    """Runs a command in `run_dir` that makes `folder`, writes `file` (paths inside it), then fails."""
+    with pytest.raises(Refused):
+        with run_dir_lock(str(run_dir)):
+            if folder:
+                (run_dir / folder).mkdir(parents=True)
+            if file:
+                (run_dir / file).parent.mkdir(parents=True, exist_ok=True)
+                (run_dir / file).write_text("of value")
+            raise Refused
+
+
+def test_a_failed_command_removes_the_directories_it_created(tmp_path):
+    _fail_inside(tmp_path / "new" / "runs" / "run", folder="seed_1/logs")
+    assert os.listdir(tmp_path) == []               # the run directory, its lock, empty folders, the parents made
+    (tmp_path / "runs" / "other").mkdir(parents=True)
+    _fail_inside(tmp_path / "runs" / "new" / "run")
+    assert os.listdir(tmp_path / "runs") == ["other"]       # parents that existed stay
+
+
+def test_a_failed_command_keeps_a_directory_with_files_or_made_before(tmp_path):
+    _fail_inside(tmp_path / "run", file="checkpoints/ckpt-1.index")
+    assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").read_text() == "of value"
+    (tmp_path / "mine").mkdir()
+    _fail_inside(tmp_path / "mine")                 # the user's own directory, even empty
+    assert os.listdir(tmp_path / "mine") == ["run.lock"]
+
+
+def test_a_refused_command_leaves_the_holders_directory_and_a_file_in_its_place(tmp_path):
+    with run_dir_lock(str(tmp_path / "run")):
+        with pytest.raises(SettingsError, match="in use"):
+            with run_dir_lock(str(tmp_path / "run")):
+                pass
+        assert (tmp_path / "run" / "run.lock").exists()
+    (tmp_path / "a_file").write_text("mine")
+    with pytest.raises(SettingsError, match=r"--model_dir .*a_file: is a file; the run's directory goes there"):
+        with run_dir_lock(str(tmp_path / "a_file")):
+            pass
+    assert (tmp_path / "a_file").read_text() == "mine"
