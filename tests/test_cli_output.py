@@ -36,9 +36,9 @@ def test_help_is_quiet_and_shows_each_default_once(tmp_path):
     assert "(default: )" not in text and "(default: 32)" in text and text.count("(default: 2e-05)") == 1
 
 
-@pytest.mark.parametrize("job, dest, shown", [(PretrainingJob, "seed", "(default: 0)"),
-                                               (SquadJob, "null_score_diff_threshold", "(default: 0.0)"),
-                                               (SquadJob, "seeds", "(default: 0)"), (SquadJob, "epochs", "(default: 2)")])
+@pytest.mark.parametrize("job, dest, shown", [
+    (PretrainingJob, "seed", "(default: 0)"), (SquadJob, "null_score_diff_threshold", "(default: 0.0)"),
+    (SquadJob, "seeds", "(default: 0)"), (SquadJob, "epochs", "(default: 2)")])
 def test_help_shows_a_default_of_zero_once(job, dest, shown):
     # 0 == False: a check by `in (None, "", (), False)` hid these defaults.
     helps = {action.dest: action.help for action in build_parser(job, "")._actions}

@@ -4,6 +4,9 @@ before anything is created, with one `error:` line naming the flag and no traceb
 Python raise a `SettingsError` naming the flag; the values at the edges of each range are accepted. The library
 functions that take such values from users refuse them with a ValueError naming the argument.
 
+Flags that contradict each other (two model sources, half a pair of files) are refused the same way, before the
+run directory is created; a run refused once its model is loaded removes the directory it created, and only that.
+
 Most cases run in-process (`main(argv)` / `parse_args`); two run the real console scripts.
 """
 
@@ -17,13 +20,15 @@ import re
 import subprocess
 import sys
 import tomllib
+import types
 
 import pytest
 
+from keras_bert_lite import BertConfig
 from keras_bert_lite.data.pretraining import pretraining_dataset
-from keras_bert_lite.runners import demo, export, glue, ner, pretrain, squad, swag, vocab
+from keras_bert_lite.runners import demo, export, finetune, glue, ner, pretrain, squad, swag, vocab
 from keras_bert_lite.runners.errors import SettingsError
-from keras_bert_lite.runners.flags import distinct_integers, option_names, parse_job
+from keras_bert_lite.runners.flags import build_parser, check_flags, distinct_integers, option_names, parse_job
 from keras_bert_lite.serving import client_cli
 from keras_bert_lite.serving import flags as serve_flags
 from keras_bert_lite.training.optimization import create_optimizer
@@ -41,20 +46,21 @@ class Command:
     required: object
 
 
-def _run_dir(tmp):
-    return ["--model_dir", str(tmp / "run")]
+def _run_dir(*flags):
+    """The required flags of a training command: --model_dir and `flags` (with --preset tiny: one model source)."""
+    return lambda tmp: ["--model_dir", str(tmp / "run"), "--preset", "tiny", *flags]
 
 
 COMMANDS = {
     "kbl-vocab": Command(vocab.VocabJob, vocab.main, lambda tmp: ["--input", str(tmp / "corpus.txt"), "--output",
                                                                   str(tmp / "run" / "vocab.txt"), "--lower_case",
                                                                   "true"]),
-    "kbl-pretrain": Command(pretrain.PretrainingJob, pretrain.main, _run_dir),
-    "kbl-glue": Command(glue.GlueJob, glue.main, _run_dir),
-    "kbl-squad": Command(squad.SquadJob, squad.main, _run_dir),
-    "kbl-ner": Command(ner.NerJob, ner.main, _run_dir),
-    "kbl-swag": Command(swag.SwagJob, swag.main, lambda tmp: [*_run_dir(tmp), "--train_file", "train.csv",
-                                                              "--dev_file", "dev.csv"]),
+    "kbl-pretrain": Command(pretrain.PretrainingJob, pretrain.main, _run_dir("--input_files", "corpus.txt")),
+    "kbl-glue": Command(glue.GlueJob, glue.main, _run_dir("--task", "rte")),
+    # --max_query_length 4 leaves room for the context at the smallest --seq_length (8).
+    "kbl-squad": Command(squad.SquadJob, squad.main, _run_dir("--max_query_length", "4")),
+    "kbl-ner": Command(ner.NerJob, ner.main, _run_dir()),
+    "kbl-swag": Command(swag.SwagJob, swag.main, _run_dir("--train_file", "train.csv", "--dev_file", "dev.csv")),
     "kbl-export": Command(export.ExportJob, export.main, lambda tmp: ["--model", str(tmp / "model"),
                                                                       "--model_base_path", str(tmp / "run")]),
     "kbl-demo": Command(demo.DemoJob, demo.main, lambda tmp: ["--runs_dir", str(tmp / "run")]),
@@ -136,7 +142,7 @@ def test_every_numeric_flag_declares_its_range(command):
     for field in filter(_is_numeric, _flag_fields(COMMANDS[command].job)):
         bounds = field.metadata["flag"]["bounds"]
         assert bounds or (field.name in FINITE_ONLY and _is_float(field)), f"--{field.name} declares no range"
-    COMMANDS[command].job()         # every default is within its own range
+    check_flags(COMMANDS[command].job)         # every default is within its own range
 
 
 @pytest.mark.parametrize("command, field_name, value", _cases(_out_of_range))
@@ -218,3 +224,78 @@ def test_pretraining_dataset_refuses_its_arguments_out_of_range(argument, value)
 def test_create_optimizer_refuses_its_arguments_out_of_range(argument, value):
     with pytest.raises(ValueError, match=f"^{argument} must be .*, got {value}"):
         create_optimizer(**{"learning_rate": 1e-4, "total_steps": 10, argument: value})
+
+
+# Flags that contradict each other, per command: (command, its flags but --model_dir, what the error line names).
+CONTRADICTIONS = [
+    ("kbl-pretrain", ["--input_files", "c.txt"], "Give exactly one of --init"),
+    ("kbl-pretrain", ["--input_files", "c.txt", "--preset", "tiny", "--config", "c.json"], "got --preset and --config"),
+    ("kbl-pretrain", ["--preset", "tiny"], "--input_files"),
+    ("kbl-pretrain", ["--input_files", "c.txt", "--tfds_name", "wiki", "--preset", "tiny"], "--tfds_name"),
+    ("kbl-glue", ["--task", "rte"], "Give exactly one of --init"),
+    ("kbl-glue", ["--task", "rte", "--train_file", "t.csv", "--preset", "tiny"], "either --task"),
+    ("kbl-glue", ["--train_file", "t.csv", "--preset", "tiny"], "--dev_file is required"),
+    ("kbl-glue", ["--task", "rte", "--dev_file", "d.csv", "--preset", "tiny"], "--dev_file/--test_file"),
+    ("kbl-glue", ["--task", "mrpc", "--quoting", "none", "--preset", "tiny"], "--quoting is for your own files"),
+    ("kbl-glue", ["--train_file", "t.csv", "--dev_file", "d.csv", "--labels", "1,1.0", "--preset", "tiny"],
+     "--labels '1,1.0' names a class twice"),
+    ("kbl-squad", ["--train_file", "t.json", "--preset", "tiny"], "--predict_file"),
+    ("kbl-squad", ["--seq_length", "32", "--preset", "tiny"], "--seq_length 32 leaves no room"),
+    ("kbl-ner", ["--dev_file", "d.txt", "--preset", "tiny"], "--train_file and --dev_file"),
+    ("kbl-swag", ["--train_file", "t.csv", "--dev_file", "d.csv", "--preset", "tiny", "--init", "x"],
+     "got --init and --preset"),
+    ("kbl-export", ["--model", "m", "--target", "hf", "--version", "3", "--keep", "2"],
+     "--target hf does not use --version, --keep"),
+    ("kbl-export", ["--model", "m", "--target", "tf-hub", "--labels", "a,b"], "--target tf-hub does not use --labels"),
+]
+
+
+def _run_dir_flag(command, tmp_path):
+    return ["--model_base_path" if command == "kbl-export" else "--model_dir", str(tmp_path / "run")]
+
+
+@pytest.mark.parametrize("command, flags, named", CONTRADICTIONS,
+                         ids=[f"{c}-{'-'.join(f.lstrip('-') for f in flags)}" for c, flags, _ in CONTRADICTIONS])
+def test_contradicting_flags_are_one_error_line_and_create_nothing(tmp_path, capsys, command, flags, named):
+    with pytest.raises(SystemExit) as raised:
+        COMMANDS[command].main([*_run_dir_flag(command, tmp_path), *flags])
+    assert raised.value.code == 2
+    _assert_one_error_line(capsys.readouterr().err, named)
+    assert not (tmp_path / "run").exists()
+    settings = vars(build_parser(COMMANDS[command].job, "").parse_args([*_run_dir_flag(command, tmp_path), *flags]))
+    with pytest.raises(SettingsError, match=re.escape(named)):       # from Python: when the job is constructed
+        COMMANDS[command].job(**settings)
+
+
+def _error_line_of(main, argv, capsys):
+    """The one line a command that refuses its settings at run time exits with (status 1)."""
+    with pytest.raises(SystemExit) as raised:
+        main(argv)
+    message = raised.value.code
+    assert isinstance(message, str) and message.startswith("error: ") and "\n" not in message, message
+    assert "Traceback" not in capsys.readouterr().err
+    return message
+
+
+def test_a_run_refused_once_its_model_is_loaded_leaves_no_new_directory(tmp_path, capsys, uncased_vocab_path):
+    config = tmp_path / "config.json"
+    BertConfig(vocab_size=30522, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
+               max_position_embeddings=16).to_json(config)
+    (tmp_path / "corpus.txt").write_text("One sentence.\nAnother one.\n\nA second document.\nIts end.\n")
+    argv = ["--input_files", str(tmp_path / "corpus.txt"), "--vocab", uncased_vocab_path, "--config", str(config),
+            "--seq_length", "32"]
+    message = _error_line_of(pretrain.main, [*argv, "--model_dir", str(tmp_path / "runs" / "run")], capsys)
+    assert "--seq_length 32 is longer than the 16 positions of the model" in message
+    assert not (tmp_path / "runs").exists()         # the run directory, its lock and the parent made for it
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("my notes")
+    _error_line_of(pretrain.main, [*argv, "--model_dir", str(tmp_path / "mine")], capsys)
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "my notes"     # the user's directory is kept
+
+
+def test_a_batch_the_replicas_cannot_share_leaves_no_new_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(finetune, "resolve_strategy", lambda name, tpu: types.SimpleNamespace(num_replicas_in_sync=3))
+    message = _error_line_of(glue.main, [*COMMANDS["kbl-glue"].required(tmp_path), "--batch_size", "32"], capsys)
+    assert message == ("error: --batch_size 32 must be a multiple of the 3 replicas: each takes an equal share of "
+                       "every batch.")
+    assert not (tmp_path / "run").exists()

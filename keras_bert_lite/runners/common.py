@@ -72,6 +72,14 @@ class RunJob(CommandJob):
     allow_flag_change: tuple = flag((), "resume a run although these settings differ from its flags.json",
                                     type=names, metavar="NAME[,NAME]")
 
+    def check(self) -> None:
+        """Refuses none or several of --init, --preset and --config."""
+        super().check()
+        given = [f"--{name}" for name in ("init", "preset", "config") if getattr(self, name)]
+        if len(given) != 1:
+            raise SettingsError("Give exactly one of --init (pretrained weights), --preset and --config (from "
+                                f"scratch); got {' and '.join(given) or 'none'}.")
+
 
 def command(job_class, run, description: str):
     """`(parse_args, main)` of a command: `parse_args(argv) -> job`; `main(argv)` parses, runs, and reports the
@@ -84,14 +92,6 @@ def command(job_class, run, description: str):
         with exit_on_expected_error():
             run(parse_args(argv))
     return parse_args, main
-
-
-def validate_model_source(job: RunJob) -> None:
-    if sum(map(bool, (job.preset, job.config, job.init))) != 1:
-        raise SystemExit("Give exactly one of --init (pretrained weights), --preset and --config (from scratch).")
-    if os.path.exists(job.model_dir) and not os.path.isdir(job.model_dir):
-        raise SettingsError(f"--model_dir {job.model_dir}: is a file; the run's directory goes there. Pass a new "
-                            "directory, or the run directory to resume.")
 
 
 def set_precision(job: RunJob) -> None:

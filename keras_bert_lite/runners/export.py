@@ -27,10 +27,14 @@ from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text import Vocab
+from keras_bert_lite.utils.files import dirs_removed_on_failure
 
 _OVERRIDES = "overrides (for a model without task.json or vocab.txt beside it)"
 HF = "hf"   # a Hugging Face transformers directory (export.hf), written to --model_base_path itself
 TF_HUB = "tf-hub"
+# The flags a target has no use for (tf-serving and portable use them all).
+UNUSED_FLAGS = {HF: ("version", "keep", "seq_length", "pair", "max_query_length", "max_answer_length"),
+                TF_HUB: ("task_type", "labels", "pair", "max_query_length", "max_answer_length")}
 
 
 @dataclasses.dataclass
@@ -64,9 +68,25 @@ class ExportJob(CommandJob):
                                          f"else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})", group=_OVERRIDES, type=int,
                                          minimum=1)
 
+    def check(self) -> None:
+        """Refuses flags that --target has no use for (`UNUSED_FLAGS`), which it would ignore."""
+        super().check()
+        unused = [f"--{field.name}" for field in dataclasses.fields(self)
+                  if field.name in UNUSED_FLAGS.get(self.target, ()) and getattr(self, field.name) != field.default]
+        if unused:
+            raise SettingsError(f"--target {self.target} does not use {', '.join(unused)}: drop "
+                                f"{'it' if len(unused) == 1 else 'them'}.")
+
 
 def run(job: ExportJob) -> str:
-    """Exports; returns the new version's path (tf-hub: the encoder's)."""
+    """Exports; returns the new version's path (tf-hub: the encoder's). A failed export leaves no directory it
+    created behind (`utils.files.dirs_removed_on_failure`)."""
+    with dirs_removed_on_failure(job.model_base_path):
+        return _export(job)
+
+
+def _export(job: ExportJob) -> str:
+    """`run`'s export: the model and its vocabulary loaded, casing resolved, written for --target."""
     model, spec, vocab_path = artifacts.load_trained(job.model)
     vocab_path = job.vocab or vocab_path
     if vocab_path is None:

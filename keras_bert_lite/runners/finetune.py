@@ -37,6 +37,7 @@ import tensorflow as tf
 from keras_bert_lite import artifacts
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import MAX_SEED, distinct_integers, flag
 from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
@@ -138,10 +139,9 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
         The metrics.json content: {"metrics": best-epoch dev metrics (mean over seeds), "std", "per_seed",
         "best_seed", ...}.
     """
-    common.validate_model_source(job)
     strategy = resolve_strategy(job.strategy, job.tpu)
     if job.batch_size % strategy.num_replicas_in_sync:
-        raise SystemExit(f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "
+        raise SettingsError(f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "
                          "replicas: each takes an equal share of every batch.")
     common.set_precision(job)
     configure_gpu_compiles()

@@ -4,9 +4,11 @@ fields and overrides a default with `redefault`, keeping the flag's help and bou
 default once.
 
 A job checks its fields when it is constructed (`CheckedFlags`), from the command line or from Python, before
-anything is created: on the command line a value out of range is one usage error, as argparse's own,
+anything is created: each field against its range, then the fields together (`check`: exactly one model source,
+files given in pairs). On the command line a refusal is one usage error, as argparse's own,
 
     kbl-pretrain: error: argument --steps: must be >= 1, got 0
+    kbl-glue: error: Give exactly one of --init (pretrained weights), --preset and --config (from scratch); got none.
 """
 
 from __future__ import annotations
@@ -59,10 +61,20 @@ class FlagValueError(SettingsError):
 
 
 class CheckedFlags:
-    """The base of a dataclass of `flag` fields: constructing one checks every field (`check_flags`)."""
+    """The base of a dataclass of `flag` fields: constructing one checks every field (`check_flags`), then the
+    fields together (`check`), so that a refused job is never run and creates nothing."""
 
     def __post_init__(self):
         check_flags(self)
+        self.check()
+
+    def check(self) -> None:
+        """Refuses settings that contradict each other. A job with such rules overrides this, calling
+        `super().check()` first; rules that need files, the model or the devices belong to the run.
+
+        Raises:
+            SettingsError: naming the flags and the fix.
+        """
 
 
 def check_flags(job) -> None:
@@ -136,14 +148,17 @@ def _shows_default(default) -> bool:
 
 
 def parse_job(job_class, argv=None, description: str = "", prog: str | None = None):
-    """Parses `argv` into a `job_class` instance; a value out of its flag's bounds or choices exits as argparse's
-    own usage errors do (one "error:" line, status 2)."""
+    """Parses `argv` into a `job_class` instance; a value out of its flag's bounds or choices, or flags that
+    contradict each other (`CheckedFlags.check`), exit as argparse's own usage errors do (one "error:" line,
+    status 2)."""
     parser = build_parser(job_class, description, prog)
     args = parser.parse_args(argv)
     try:
         return job_class(**vars(args))
     except FlagValueError as error:
         parser.error(f"argument {error}")
+    except SettingsError as error:
+        parser.error(str(error))
 
 
 # ---------------------------------------------------------------- value types (their names show in errors)

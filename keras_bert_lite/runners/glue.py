@@ -71,21 +71,27 @@ class GlueJob(FinetuneJob):
                         "with fewer malformed rows, none if a quoted field would span lines)", group="your own data",
                         choices=QUOTING)
 
-
-def _validate(job: GlueJob) -> None:
-    if bool(job.task) == bool(job.train_file):
-        raise SystemExit("Give either --task (GLUE) or --train_file and --dev_file (your own data).")
-    if job.train_file and not job.dev_file:
-        raise SystemExit("--dev_file is required with --train_file (it picks the best epoch and gives the metrics).")
-    if job.task and (job.dev_file or job.test_file):
-        raise SystemExit("--dev_file/--test_file are for your own data; GLUE data comes from tfds or --data_dir.")
-    if job.task and job.quoting != "auto":
-        raise SettingsError("--quoting is for your own files (--train_file ...); GLUE's TSV files are read as written.")
+    def check(self) -> None:
+        """Refuses a mix of GLUE's flags and your own data's, and a --labels that names no classes (and
+        `RunJob.check`'s rules)."""
+        super().check()
+        if bool(self.task) == bool(self.train_file):
+            raise SettingsError("Give either --task (GLUE) or --train_file and --dev_file (your own data).")
+        if self.train_file and not self.dev_file:
+            raise SettingsError("--dev_file is required with --train_file (it picks the best epoch and gives the "
+                                "metrics).")
+        if self.task and (self.dev_file or self.test_file):
+            raise SettingsError("--dev_file/--test_file are for your own data; GLUE data comes from tfds or "
+                                "--data_dir.")
+        if self.task and self.quoting != "auto":
+            raise SettingsError("--quoting is for your own files (--train_file ...); GLUE's TSV files are read as "
+                                "written.")
+        if self.labels:
+            _label_flag(self.labels)
 
 
 def run(job: GlueJob) -> dict:
     """Fine-tunes (once per seed) and returns the metrics.json content (`["metrics"]`: the dev metrics)."""
-    _validate(job)
     if job.task == "ax":
         return predict_ax(job)
     return run_finetuning(job, lambda tokenizer, packer: make_task(job, tokenizer, packer))
@@ -151,8 +157,8 @@ def _custom_parts(job: GlueJob) -> dict:
                     tests=tests, label_names=None, metrics=("pearson", "spearman", "neg_mse"))
     label_names = _label_flag(job.labels) if job.labels else sorted_labels(train)
     if len(label_names) < 2:
-        raise SystemExit(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at least "
-                         "two (or pass --labels a,b,... / --task_type regression).")
+        raise SettingsError(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at "
+                            "least two (or pass --labels a,b,... / --task_type regression).")
     metrics = ("accuracy", "f1", "matthews_corrcoef") if len(label_names) == 2 else ("accuracy", "macro_f1")
     if len(label_names) == 2:
         logger.info("f1 is the F1 of the class %r, the second of the labels %s (--labels %s,%s would make it %r).",
@@ -167,9 +173,10 @@ def _label_flag(labels: str) -> list[str]:
     try:
         names = [class_label(name) for name in labels.split(",")]
     except ValueError as error:
-        raise SystemExit(f"--labels {labels!r}: {error}; give comma-separated names, e.g. --labels neg,pos.") from None
+        raise SettingsError(f"--labels {labels!r}: {error}; give comma-separated names, e.g. --labels neg,pos.") \
+            from None
     if len(set(names)) != len(names):
-        raise SystemExit(f"--labels {labels!r} names a class twice (as {names}).")
+        raise SettingsError(f"--labels {labels!r} names a class twice (as {names}).")
     return names
 
 

@@ -22,6 +22,7 @@ import sys
 
 from keras_bert_lite.data import ner
 from keras_bert_lite.runners import common
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
 from keras_bert_lite.runners.flags import flag, redefault
 from keras_bert_lite.runners.tasks.tagging import NerTask
@@ -38,12 +39,15 @@ class NerJob(FinetuneJob):
     dev_file: str = flag("", "CoNLL file of the dev sentences", input_path=True, group="data")
     test_file: str = flag("", "optional: sentences to tag (tags may be dummies)", input_path=True, group="data")
 
+    def check(self) -> None:
+        """Refuses one of --train_file and --dev_file without the other (and `RunJob.check`'s rules)."""
+        super().check()
+        if bool(self.train_file) != bool(self.dev_file):
+            raise SettingsError("Give both --train_file and --dev_file (CoNLL files), or neither (tfds conll2003).")
+
 
 def run(job: NerJob) -> dict:
     """Fine-tunes (once per seed); returns the metrics.json content."""
-    if bool(job.train_file) != bool(job.dev_file):
-        raise SystemExit("Give both --train_file and --dev_file (CoNLL files), or neither (tfds conll2003).")
-
     def make_task(tokenizer, packer):
         if job.train_file:
             train, dev = (ner.read_conll(f, skip_bad_rows=job.skip_bad_rows) for f in (job.train_file, job.dev_file))

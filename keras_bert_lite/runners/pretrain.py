@@ -27,6 +27,7 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.data.masking import DynamicMasker
 from keras_bert_lite.data.pretraining import expand_patterns, pretraining_dataset, text_file_documents, tfds_documents
 from keras_bert_lite.runners import common
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import MAX_SEED, flag, redefault
 from keras_bert_lite.runners.run_lock import holds_run_dir
 from keras_bert_lite.text import BertPacker, BertTokenizer
@@ -63,21 +64,21 @@ class PretrainingJob(common.RunJob):
     log_every: int = flag(100, "steps between metric logs", type=int, minimum=1)
     seed: int = flag(0, "random seed (data, masks, initialisation)", type=int, minimum=0, maximum=MAX_SEED)
 
+    def check(self) -> None:
+        """Refuses both or neither of --input_files and --tfds_name (and `RunJob.check`'s rules)."""
+        super().check()
+        if bool(self.input_files) == bool(self.tfds_name):
+            raise SettingsError("Give exactly one of --input_files (text files) and --tfds_name (a "
+                                "tensorflow-datasets text dataset).")
+
 
 # The shape of a batch: the checkpointed position in the data stream holds batches of it.
 BATCH_SHAPE = ("batch_size", "seq_length", "max_predictions")
 
 
-def _validate(job: PretrainingJob) -> None:
-    if bool(job.input_files) == bool(job.tfds_name):
-        raise SystemExit("Give exactly one of --input_files and --tfds_name.")
-    common.validate_model_source(job)
-
-
 @holds_run_dir
 def run(job: PretrainingJob) -> list[dict]:
     """Runs (or resumes) pretraining; returns the logged metrics (one dict per log)."""
-    _validate(job)
     resuming = common.is_resuming(job.model_dir)
     if resuming:
         common.check_settings(job, fixed=BATCH_SHAPE)

@@ -45,16 +45,20 @@ class SquadJob(FinetuneJob):
     null_score_diff_threshold: float = flag(0.0, "v2.0: answer 'no answer' when its score beats the best span's "
                                             "by more than this", group="windows and answers", type=float)
 
+    def check(self) -> None:
+        """Refuses one of --train_file and --predict_file without the other, and windows without room for the
+        context (and `RunJob.check`'s rules)."""
+        super().check()
+        if bool(self.train_file) != bool(self.predict_file):
+            raise SettingsError("Give both --train_file and --predict_file (SQuAD JSON), or neither (tfds squad).")
+        try:
+            squad.check_context_room(self.seq_length, self.max_query_length)
+        except ValueError as error:
+            raise SettingsError(str(error)) from None
+
 
 def run(job: SquadJob) -> dict:
     """Fine-tunes (once per seed); returns the metrics.json content."""
-    if bool(job.train_file) != bool(job.predict_file):
-        raise SystemExit("Give both --train_file and --predict_file (SQuAD JSON), or neither (tfds squad).")
-    try:
-        squad.check_context_room(job.seq_length, job.max_query_length)
-    except ValueError as error:
-        raise SettingsError(str(error)) from None
-
     def make_task(tokenizer, packer):
         if job.train_file:
             train, dev = (squad.read_squad_json(f, version_2=job.version == "2.0", skip_bad_rows=job.skip_bad_rows)

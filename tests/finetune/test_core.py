@@ -25,9 +25,10 @@ def test_seed_flags(capsys):
     assert (job.batch_size, job.epochs, job.learning_rate, job.warmup_proportion) == (32, 3, 2e-5, 0.1)
 
 
-def test_job_validation(tiny_init, tmp_path):
-    with pytest.raises(SystemExit, match="exactly one of --init"):
-        run(parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--preset", "tiny", "--init", tiny_init]))
+def test_job_validation(tiny_init, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--preset", "tiny", "--init", tiny_init])
+    assert "error: Give exactly one of --init" in capsys.readouterr().err
     (tmp_path / "a_file").write_text("mine")
     with pytest.raises(SettingsError, match=r"--model_dir .*a_file: is a file; the run's directory goes there"):
         run(parse_args(["--task", "rte", "--model_dir", str(tmp_path / "a_file"), "--init", tiny_init]))

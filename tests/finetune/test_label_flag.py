@@ -2,12 +2,13 @@
 
 import pytest
 
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.glue import _label_flag
 
 
 def test_labels_flag_follows_the_label_rule():
     assert _label_flag("1.0, 2 ,neg ") == ["1", "2", "neg"]
-    with pytest.raises(SystemExit, match=r"--labels '1,1.0' names a class twice"):
+    with pytest.raises(SettingsError, match=r"--labels '1,1.0' names a class twice"):
         _label_flag("1,1.0")
-    with pytest.raises(SystemExit, match=r"--labels 'a,,b': the label is empty"):
+    with pytest.raises(SettingsError, match=r"--labels 'a,,b': the label is empty"):
         _label_flag("a,,b")

@@ -26,6 +26,15 @@ def error_line(main, argv) -> str:
     return message
 
 
+def usage_error_line(main, argv, capsys) -> str:
+    """The one `error:` line of a command that refuses its flags as argparse does (status 2, nothing run)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert exit_info.value.code == 2 and len(errors) == 1, errors
+    return errors[0]
+
+
 def test_glue_csv_unclosed_quote(tmp_path, uncased_vocab_path):
     train, dev = tmp_path / "train.csv", tmp_path / "dev.csv"
     train.write_text('text,label\ngreat film,"neg\nfine film,pos\nawful,neg\n')
@@ -175,18 +184,20 @@ def test_squad_v2_data_in_a_v1_1_run_is_refused_before_training(tmp_path, uncase
     assert not (tmp_path / "run" / "metrics.json").exists()
 
 
-def test_squad_seq_length_without_room_for_the_context_is_one_line(tmp_path, uncased_vocab_path):
-    """--seq_length 32 with the default --max_query_length 64: a ValueError traceback once the files were read."""
+def test_squad_seq_length_without_room_for_the_context_is_one_line(tmp_path, uncased_vocab_path, capsys):
+    """--seq_length 32 with the default --max_query_length 64: a ValueError traceback once the files were read;
+    now refused with the flags, before the files are read."""
     train = tmp_path / "train.json"
     train.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc def", "qas": [
         {"id": "1", "question": "?", "answers": [{"text": "def", "answer_start": 4}]}]}]}]}))
-    message = error_line(run_squad.main, ["--train_file", str(train), "--predict_file", str(train),
-                                          *flags(tmp_path, uncased_vocab_path)])
-    assert message == ("error: --seq_length 32 leaves no room for the context after --max_query_length 64 and 3 "
-                       "special tokens; raise --seq_length or lower --max_query_length.")
+    message = usage_error_line(run_squad.main, ["--train_file", str(train), "--predict_file", str(train),
+                                                *flags(tmp_path, uncased_vocab_path)], capsys)
+    assert message.endswith("error: --seq_length 32 leaves no room for the context after --max_query_length 64 "
+                            "and 3 special tokens; raise --seq_length or lower --max_query_length.")
+    assert not (tmp_path / "run").exists()
 
 
-def test_glue_quoting_flag_reaches_the_reader(tmp_path, uncased_vocab_path):
+def test_glue_quoting_flag_reaches_the_reader(tmp_path, uncased_vocab_path, capsys):
     """A plain TSV whose text holds quotes is read as written (the default, auto); --quoting csv reads it quoted,
     and its refusal is one line naming the file and line."""
     train, dev = tmp_path / "train.tsv", tmp_path / "dev.tsv"
@@ -195,5 +206,6 @@ def test_glue_quoting_flag_reaches_the_reader(tmp_path, uncased_vocab_path):
     argv = ["--train_file", str(train), "--dev_file", str(dev), *flags(tmp_path, uncased_vocab_path)]
     message = error_line(run_glue.main, argv + ["--quoting", "csv"])
     assert message.startswith(f"error: {train}:2: text follows a closing quote on line 2")
-    assert "--quoting is for your own files" in error_line(run_glue.main, ["--task", "mrpc", "--quoting", "none",
-                                                                      "--model_dir", str(tmp_path / "g")])
+    assert "--quoting is for your own files" in usage_error_line(
+        run_glue.main, ["--task", "mrpc", "--quoting", "none", "--preset", "tiny", "--model_dir", str(tmp_path / "g")],
+        capsys)

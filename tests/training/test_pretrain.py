@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from keras_bert_lite import BertConfig
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.pretrain import PretrainingJob, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -71,8 +72,8 @@ def test_outputs_and_metrics(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_js
 
 
 def test_bad_flags_are_explained(tmp_path, uncased_vocab_path):
-    with pytest.raises(SystemExit, match="--input_files"):
-        run(PretrainingJob(model_dir=str(tmp_path), vocab=uncased_vocab_path, preset="tiny"))
+    with pytest.raises(SettingsError, match="--input_files"):
+        PretrainingJob(model_dir=str(tmp_path), vocab=uncased_vocab_path, preset="tiny")
 
 
 @pytest.mark.slow
