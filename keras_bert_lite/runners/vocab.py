@@ -8,19 +8,25 @@ The vocabulary is the one tf_text's WordPiece learner (its `bert_vocab_from_data
 The casing is recorded beside the vocabulary (`tokenizer_config.json`), so every later tool takes it from there.
 Bytes that are not UTF-8 are dropped, as BERT's tokenizer drops them, with one warning per file that holds some.
 A gzip-compressed file is read as the text it holds; other compression formats are refused.
+`--output` may name a directory (or end in "/"): vocab.txt is written inside it; naming an input file is refused
+before anything is read. A vocabulary larger than `--vocab_size` is written with a warning that says why.
 """
 
 import dataclasses
 import logging
+import math
 import os
 import sys
 
+from keras_bert_lite.artifacts import VOCAB_FILES
 from keras_bert_lite.data.corpus_text import NonUtf8Lines, read_lines
 from keras_bert_lite.runners.common import CommandJob, command
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text.casing import check_casing_conflict
 from keras_bert_lite.text.vocab import SPECIAL_TOKENS
-from keras_bert_lite.text.vocab_trainer import train_vocab
+from keras_bert_lite.text.vocab_trainer import fixed_size, train_vocab
+from keras_bert_lite.text.wordpiece_learner import SLACK_RATIO
 from keras_bert_lite.utils.errors import InputFileError
 
 logger = logging.getLogger(__name__)
@@ -32,7 +38,8 @@ class VocabJob(CommandJob):
 
     input: tuple = flag((), "text files, UTF-8, plain or gzip, one line per sentence", group="vocabulary",
                         nargs="+", required=True)
-    output: str = flag("", "vocab.txt to write (tokenizer_config.json, with the casing, goes beside it)",
+    output: str = flag("", "vocab.txt to write, or a directory (ending in /) to write vocab.txt in "
+                       "(tokenizer_config.json, with the casing, goes beside it)",
                        group="vocabulary", required=True)
     lower_case: bool = flag(None, "true: an uncased vocabulary (text lower-cased, accents stripped); false: cased",
                             group="vocabulary", type=true_or_false, metavar="true|false", required=True)
@@ -73,14 +80,52 @@ def check_inputs(paths) -> None:
         raise InputFileError(f"--input {' '.join(paths)}: no text (every line is blank); pass the corpus files.")
 
 
+def output_path(job: VocabJob) -> str:
+    """The file --output names: `vocab.txt` inside it when it is a directory or ends in "/" (the directory is
+    created); refused when it is one of the --input files (before anything is read).
+
+    Raises:
+        SettingsError: --output is an input file.
+    """
+    output = job.output
+    if output.endswith(("/", os.sep)) or os.path.isdir(output):
+        output = os.path.join(output, VOCAB_FILES[0])
+    if os.path.isfile(output) and any(os.path.isfile(p) and os.path.samefile(output, p) for p in job.input):
+        raise SettingsError(f"--output {output}: is one of the --input files, which writing the vocabulary would "
+                            "overwrite; give another --output.")
+    return output
+
+
+def size_warning(vocab, job: VocabJob) -> str:
+    """Why `vocab` has more tokens than --vocab_size, or "" when it has not."""
+    extra = len(vocab) - job.vocab_size
+    if extra <= 0:
+        return ""
+    return f"{len(vocab)} tokens, {extra} more than --vocab_size {job.vocab_size}: {_excess_reason(vocab, job)}."
+
+
+def _excess_reason(vocab, job: VocabJob) -> str:
+    fixed = fixed_size(vocab)
+    if fixed > job.vocab_size:
+        return (f"the reserved tokens and the characters kept (each also as ##c, so that every word can be spelt) "
+                f"are {fixed} already; a lower --max_unique_chars ({job.max_unique_chars}) keeps fewer characters "
+                "(the others read as [UNK])")
+    return ("the learner (as tf_text's) picks a whole-number word-frequency threshold, and on this corpus none "
+            f"gives between {math.ceil(job.vocab_size * (1 - SLACK_RATIO))} and {job.vocab_size} tokens")
+
+
 def run(job: VocabJob):
     """Trains and writes the vocabulary (with its casing); returns it."""
+    output = output_path(job)
     check_inputs(job.input)
-    check_casing_conflict(job.output, job.lower_case)        # before training, which can take minutes
+    check_casing_conflict(output, job.lower_case)        # before training, which can take minutes
     vocab = train_vocab(_corpus_lines(job.input), job.vocab_size, job.lower_case, min_count=job.min_count,
                         max_unique_chars=job.max_unique_chars)
-    vocab.save(job.output)
-    print(f"wrote {job.output}: {len(vocab)} tokens, {'uncased' if vocab.lower_case else 'cased'}")
+    warning = size_warning(vocab, job)
+    if warning:
+        logger.warning("%s: %s", output, warning)
+    vocab.save(output)
+    print(f"wrote {output}: {len(vocab)} tokens, {'uncased' if vocab.lower_case else 'cased'}")
     return vocab
 
 

@@ -46,7 +46,9 @@ def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool,
 
     Args:
         lines: training text.
-        vocab_size: target size (the learner's binary search lands within a few percent of it).
+        vocab_size: target size: the learner's binary search over a whole-number frequency threshold stops
+            within 5% below it where some threshold lands there; where none does, or where `fixed_size` exceeds
+            it, the vocabulary is larger.
         lower_case: normalisation of the tokenizer that will use the vocabulary.
         min_count: lowest word-frequency threshold the learner searches.
         max_unique_chars: the most frequent characters kept as single-character pieces (and `##` pieces).
@@ -59,3 +61,12 @@ def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool,
     tokens = learn(sorted(counts.items()), vocab_size=vocab_size, reserved_tokens=list(reserved_tokens),
                    lower_thresh=min_count, max_unique_chars=max_unique_chars, joiner=CONTINUATION_PREFIX)
     return Vocab(tokens, source="trained vocabulary", lower_case=lower_case, casing_source="kbl-vocab --lower_case")
+
+
+def fixed_size(vocab: Vocab, reserved_tokens=SPECIAL_TOKENS) -> int:
+    """The tokens every vocabulary learnt from the same text has, whatever the size asked for: the reserved ones,
+    and each character kept, alone and as a continuation (`##c`), so that every word can still be spelt. A
+    `vocab_size` below it cannot be met."""
+    joined = len(CONTINUATION_PREFIX) + 1
+    characters = [t for t in vocab.tokens if len(t) == 1 or (len(t) == joined and t.startswith(CONTINUATION_PREFIX))]
+    return len(set(reserved_tokens)) + len(characters)

@@ -127,16 +127,20 @@ def _filtered_words(word_counts: list[tuple[str, int]], reserved_tokens, max_tok
     return words
 
 
+SLACK_RATIO = 0.05      # tf_text's default: how far below vocab_size a vocabulary may land
+
+
 def learn(word_counts: Mapping[str, int] | Iterable[tuple[str, int]], vocab_size: int, reserved_tokens: list[str],
           *, upper_thresh: int | None = 10_000_000, lower_thresh: int | None = 10, num_iterations: int = 4,
           max_input_tokens: int | None = 5_000_000, max_token_length: int = 50, max_unique_chars: int = 1000,
-          slack_ratio: float = 0.05, joiner: str = "##") -> list[str]:
+          slack_ratio: float = SLACK_RATIO, joiner: str = "##") -> list[str]:
     """A WordPiece vocabulary from word counts: tf_text's `learn` with `include_joiner_token=True`.
 
     Args:
         word_counts: word → count, or (word, count) pairs (their order breaks ties between equal counts when
             `max_input_tokens` cuts the list, as in tf_text).
-        vocab_size: the most tokens; the search stops within `slack_ratio` below it.
+        vocab_size: the target: the search stops within `slack_ratio` below it; where no threshold lands there, it
+            ends where its bounds meet, above it or further below (as tf_text's).
         reserved_tokens: placed first, in order.
         upper_thresh, lower_thresh: bounds of the frequency-threshold search (clipped to the counts).
         num_iterations: splitting-and-counting rounds per threshold.
