@@ -6,6 +6,11 @@ Dialects:
     `hidden_dropout_prob`, ...; its `"gelu"` is the tanh approximation (modeling.py), i.e. our `gelu_approx`.
   * Hugging Face `config.json` (`"model_type": "bert"`) — same names as the original plus `layer_norm_eps`;
     its `"gelu"` is the exact erf GELU, `"gelu_new"`/`"gelu_pytorch_tanh"` the tanh approximation.
+
+The two reference dialects are told apart by content, never by file name (`_reference_dialect`): a key only
+Hugging Face writes (`_HF_KEYS`: `model_type`, `architectures`, `transformers_version`, ..., or `layer_norm_eps`)
+makes it HF's; a file with the original's keys alone is an original bert_config.json, however it is named (one
+renamed config.json still means tanh by "gelu"), unless the weights beside it are HF's.
 """
 
 from __future__ import annotations
@@ -48,6 +53,11 @@ _REFERENCE_KEYS = {
 }
 # The keys that tell a reference dialect from ours (a HF config.json may leave out any key with HF's default).
 _REFERENCE_ONLY_KEYS = set(_REFERENCE_KEYS) - set(_REFERENCE_KEYS.values())
+# Keys only Hugging Face writes (transformers' PretrainedConfig and BertConfig fields), besides layer_norm_eps
+# (ours too): google-research/bert's bert_config.json has none of them, and every config.json that transformers
+# has saved since 2020 has model_type.
+_HF_KEYS = {"model_type", "architectures", "transformers_version", "pad_token_id", "position_embedding_type",
+            "use_cache", "is_decoder", "classifier_dropout", "torch_dtype", "gradient_checkpointing", "_name_or_path"}
 # Activation names per dialect. The original repo's "gelu" is the tanh form; HF's is exact. HF's other names of
 # the same two functions come first: the last name of each is the one to_reference_dict writes.
 _ORIGINAL_ACT = {"gelu": "gelu_approx", "relu": "relu"}
@@ -149,9 +159,13 @@ class BertConfig:
     def from_json(cls, path: str | os.PathLike, weights: str | None = None) -> "BertConfig":
         """Reads any of the three dialects (ours, original bert_config.json, HF config.json).
 
-        A reference config with `model_type` is HF's. Without it, it is the dialect of the weights beside it
-        (`weights`: "tf1" original, "hf" HF), else of its name (`config.json` HF, any other original): the two
-        read `"gelu"` differently (tanh against erf), and a renamed file keeps its weights' meaning.
+        The two reference dialects read `"gelu"` differently (tanh against erf), so the dialect is the file's
+        content's (`_reference_dialect`), not its name's: a bert_config.json renamed config.json stays original.
+
+        Args:
+            path: the JSON file.
+            weights: the dialect of the weights beside it ("tf1" original, "hf" HF), for a reference config
+                whose keys are the original's alone.
         """
         path = os.fspath(path)
         try:
@@ -160,10 +174,8 @@ class BertConfig:
             raise InputFileError(f"{path}:{e.lineno}: not valid JSON ({e.msg}).") from None
         if not isinstance(values, dict):
             raise InputFileError(f"{path}: expected a JSON object of config fields.")
-        if "model_type" in values or set(values) & _REFERENCE_ONLY_KEYS:
-            named = "hf" if os.path.basename(path) == "config.json" else "original"
-            dialect = "hf" if "model_type" in values else {"tf1": "original", "hf": "hf"}.get(weights, named)
-            return cls.from_reference_dict(values, dialect=dialect, source=path)
+        if set(values) & (_HF_KEYS | _REFERENCE_ONLY_KEYS):
+            return cls.from_reference_dict(values, dialect=_reference_dialect(values, weights), source=path)
         return cls.from_dict(values, source=path)
 
     # ------------------------------------------------------------------ reference dialects
@@ -202,6 +214,14 @@ class BertConfig:
         else:
             out.pop("layer_norm_eps")
         return out
+
+
+def _reference_dialect(values: dict[str, Any], weights: str | None) -> str:
+    """"hf" for a config with a key only Hugging Face writes (`_HF_KEYS`); else the dialect of its weights
+    ("hf" for HF's); else "original": the original's keys alone are a bert_config.json, whatever the file's name."""
+    if set(values) & (_HF_KEYS | {"layer_norm_eps"}) or weights == "hf":
+        return "hf"
+    return "original"
 
 
 def _check_architecture(values: dict[str, Any], source: str) -> None:

@@ -66,12 +66,23 @@ def test_original_bert_config_gelu_is_the_tanh_form(tmp_path):
 
 def test_a_reference_config_without_model_type_takes_the_dialect_of_its_weights(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(ORIGINAL_BASE))
-    assert BertConfig.from_json(tmp_path / "config.json").hidden_act == "gelu"            # by its name
+    assert BertConfig.from_json(tmp_path / "config.json", weights="hf").hidden_act == "gelu"
     assert BertConfig.from_json(tmp_path / "config.json", weights="tf1").hidden_act == "gelu_approx"
     (tmp_path / "bert_config.json").write_text(json.dumps(ORIGINAL_BASE))
     assert BertConfig.from_json(tmp_path / "bert_config.json", weights="hf").hidden_act == "gelu"
     (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert")))
     assert BertConfig.from_json(tmp_path / "config.json", weights="tf1").hidden_act == "gelu"   # says it is HF's
+
+
+def test_the_dialect_is_the_files_content_not_its_name(tmp_path):
+    """An original bert_config.json renamed config.json (a --config without weights beside it) keeps its tanh
+    "gelu"; any key only Hugging Face writes makes a file HF's, with or without model_type."""
+    (tmp_path / "config.json").write_text(json.dumps(ORIGINAL_BASE))
+    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.from_preset("base", hidden_act="gelu_approx")
+    for key, value in [("model_type", "bert"), ("architectures", ["BertModel"]), ("transformers_version", "4.57.1"),
+                       ("layer_norm_eps", 1e-12), ("pad_token_id", 0)]:
+        (tmp_path / "bert_config.json").write_text(json.dumps(dict(ORIGINAL_BASE, **{key: value})))
+        assert BertConfig.from_json(tmp_path / "bert_config.json").hidden_act == "gelu", key
 
 
 def test_hf_config_gelu_is_exact(tmp_path):
