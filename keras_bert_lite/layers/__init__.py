@@ -5,8 +5,10 @@ from keras_bert_lite.layers.dropout import Dropout
 from keras_bert_lite.layers.embeddings import BertEmbeddings
 from keras_bert_lite.layers.encoder_block import TransformerEncoderBlock
 from keras_bert_lite.layers.layer_norm import LayerNorm
+from keras_bert_lite.layers.pooling import POOLING_MODES, SentencePooling
 from keras_bert_lite.layers.heads import (BertPooler, FoldChoices, LogitsHead, MaskedLMHead, MultipleChoiceHead,
                                           SpanHead)
 
 __all__ = ["BertEmbeddings", "MultiHeadSelfAttention", "TransformerEncoderBlock", "LayerNorm", "Dropout", "BertPooler",
-           "MaskedLMHead", "LogitsHead", "SpanHead", "MultipleChoiceHead", "FoldChoices"]
+           "MaskedLMHead", "LogitsHead", "SpanHead", "MultipleChoiceHead", "FoldChoices", "POOLING_MODES",
+           "SentencePooling"]

@@ -3,6 +3,7 @@
 import keras
 
 from keras_bert_lite.config import BertConfig
+from keras_bert_lite.models.encoder import build_encoder
 
 
 def max_positions(encoder: keras.Model) -> int:
@@ -26,3 +27,11 @@ def encoder_config(encoder: keras.Model) -> BertConfig:
         max_position_embeddings=emb["max_position_embeddings"], type_vocab_size=emb["type_vocab_size"],
         initializer_range=emb["initializer_range"], layer_norm_eps=emb["layer_norm_eps"],
     )
+
+
+def encoder_and_config(config_or_encoder) -> tuple[keras.Model, BertConfig]:
+    """A builder's encoder argument as (encoder, its config): a BertConfig gets a new encoder; an encoder model
+    is shared (its weights move into the model built on it)."""
+    if isinstance(config_or_encoder, BertConfig):
+        return build_encoder(config_or_encoder), config_or_encoder
+    return config_or_encoder, encoder_config(config_or_encoder)

@@ -11,14 +11,8 @@ import keras
 
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.layers import FoldChoices, LogitsHead, MultipleChoiceHead, SpanHead
-from keras_bert_lite.models.encoder import INPUT_NAMES, build_encoder, encoder_inputs
-from keras_bert_lite.models.introspect import encoder_config
-
-
-def _encoder(config_or_encoder):
-    if isinstance(config_or_encoder, BertConfig):
-        return build_encoder(config_or_encoder), config_or_encoder
-    return config_or_encoder, encoder_config(config_or_encoder)
+from keras_bert_lite.models.encoder import INPUT_NAMES, encoder_inputs
+from keras_bert_lite.models.introspect import encoder_and_config
 
 
 def _dropout(dropout: float | None, config: BertConfig) -> float:
@@ -33,7 +27,7 @@ def build_classifier(config_or_encoder, num_classes: int, dropout: float | None 
     """
     if num_classes < 1:
         raise ValueError(f"num_classes must be >= 1 (1 = regression), got {num_classes}.")
-    encoder, config = _encoder(config_or_encoder)
+    encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
     pooled = encoder(inputs)["pooled_output"]
     logits = LogitsHead(num_classes, config.hidden_size, dropout=_dropout(dropout, config),
@@ -44,7 +38,7 @@ def build_classifier(config_or_encoder, num_classes: int, dropout: float | None 
 def build_token_classifier(config_or_encoder, num_classes: int, dropout: float | None = None,
                            name: str = "token_classifier") -> keras.Model:
     """Per-token classification (NER): logits `[b, s, num_classes]`."""
-    encoder, config = _encoder(config_or_encoder)
+    encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
     sequence = encoder(inputs)["sequence_output"]
     logits = LogitsHead(num_classes, config.hidden_size, dropout=_dropout(dropout, config),
@@ -54,7 +48,7 @@ def build_token_classifier(config_or_encoder, num_classes: int, dropout: float |
 
 def build_span_labeler(config_or_encoder, name: str = "span_labeler") -> keras.Model:
     """SQuAD answer spans: dict of `start_logits` and `end_logits`, each `[b, s]` (padding masked out)."""
-    encoder, config = _encoder(config_or_encoder)
+    encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
     sequence = encoder(inputs)["sequence_output"]
     start, end = SpanHead(config.hidden_size, initializer_range=config.initializer_range,
@@ -65,7 +59,7 @@ def build_span_labeler(config_or_encoder, name: str = "span_labeler") -> keras.M
 def build_multiple_choice(config_or_encoder, num_choices: int, dropout: float | None = None,
                           name: str = "multiple_choice") -> keras.Model:
     """SWAG-style multiple choice. Inputs are `[b, num_choices, s]`; output logits `[b, num_choices]`."""
-    encoder, config = _encoder(config_or_encoder)
+    encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs(prefix_shape=(num_choices,))
     fold = FoldChoices(name="fold_choices")
     pooled = encoder({key: fold(inputs[key]) for key in INPUT_NAMES})["pooled_output"]   # [b * C, H]

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from keras_bert_lite.layers import (BertEmbeddings, BertPooler, FoldChoices, LayerNorm, LogitsHead, MaskedLMHead,
-                                    MultiHeadSelfAttention, MultipleChoiceHead, SpanHead, TransformerEncoderBlock)
+                                    MultiHeadSelfAttention, MultipleChoiceHead, SentencePooling, SpanHead,
+                                    TransformerEncoderBlock)
 
 H = 16
 rng = np.random.default_rng(0)
@@ -29,6 +30,7 @@ CASES = [
     (SpanHead(H), (X, MASK)),
     (MultipleChoiceHead(2, H, dropout=0.0), (X[:, 0],)),
     (FoldChoices(), (IDS[None],)),
+    (SentencePooling(("cls", "mean"), normalize=True), (X, MASK)),
 ]
 
 
