@@ -1,5 +1,6 @@
 """One command at a time in a run directory (`runners.run_lock`): a second one is refused, naming the holder;
-the lock goes with its process, even after kill -9; only the chief of a multi-worker job takes it."""
+the lock goes with its process, even after kill -9; only the chief of a multi-worker job takes it; a command that
+fails before writing a file removes the directories it created."""
 
 import os
 import signal
@@ -11,6 +12,7 @@ import pytest
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners import glue, pretrain
 from keras_bert_lite.runners.run_lock import holds_run_dir, run_dir_lock
+from keras_bert_lite.utils.files import dirs_removed_on_failure
 
 HOLD = """
 import sys
@@ -114,3 +116,16 @@ def test_a_refused_command_leaves_the_holders_directory_and_a_file_in_its_place(
         with run_dir_lock(str(tmp_path / "a_file")):
             pass
     assert (tmp_path / "a_file").read_text() == "mine"
+
+
+def test_an_export_that_fails_removes_the_directories_it_created(tmp_path):
+    # kbl-export's --model_base_path (`dirs_removed_on_failure`): the same rule without a lock file.
+    with pytest.raises(Refused), dirs_removed_on_failure(tmp_path / "exports" / "m"):
+        (tmp_path / "exports" / "m" / "encoder").mkdir(parents=True)
+        raise Refused
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(Refused), dirs_removed_on_failure(tmp_path / "m"):
+        (tmp_path / "m" / "1").mkdir(parents=True)
+        (tmp_path / "m" / "1" / "saved_model.pb").write_text("of value")
+        raise Refused
+    assert (tmp_path / "m" / "1" / "saved_model.pb").exists()
