@@ -8,6 +8,9 @@ Every loader (`load_encoder`, `load_pretrainer`) and every tool's `--init` takes
     ~/.cache/huggingface/hub), fetching only the files a BERT needs (`HUB_FILES`: config, safetensors weights,
     vocabulary and tokenizer settings). With `HF_HUB_OFFLINE=1` only the cache is read, and a model missing
     there is a `ModelNotFoundError` naming the repository, the cache directory and the command that fills it.
+    Online, the Hub gets `hub_timeout()` seconds to answer a first metadata request (`_hub_answers`); a Hub that
+    does not answer (no network, a dead DNS server, a connection that stalls) counts as offline, so a mistyped name
+    fails, and a cached one resolves, within seconds instead of waiting on the network's own timeouts, or forever.
     The legacy names (`bert-base-uncased`, ...) and their `google-bert/` names find each other's cache entry.
   * an original google-research/bert `.zip` archive as released (`uncased_L-12_H-768_A-12.zip`: one directory
     with bert_config.json, bert_model.ckpt.*, vocab.txt), extracted once into `archive_cache_dir()`; its
@@ -24,13 +27,15 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import zipfile
 import zlib
 
 from huggingface_hub import constants as hub_constants
 from huggingface_hub import errors as hub_errors
-from huggingface_hub import snapshot_download
+from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub.errors import (
+    HfHubHTTPError,
     HFValidationError,
     LocalEntryNotFoundError,
     RepositoryNotFoundError,
@@ -52,6 +57,9 @@ _CHECKPOINT_SUFFIXES = (".index", ".safetensors", ".keras")
 # A Hub repository id: [org/]name of letters, digits, '-', '_', '.', optionally @revision.
 _REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.-]{0,95}/)?[A-Za-z0-9][\w.-]{0,95}$")
 _TRUE = {"1", "ON", "YES", "TRUE"}
+# Seconds the Hub gets to answer a model's metadata request, unless HF_HUB_ETAG_TIMEOUT (huggingface_hub's own
+# setting for it, 10 s there) says otherwise.
+HUB_TIMEOUT = 3.0
 # A LocalEntryNotFoundError for a cached snapshot that misses files (huggingface_hub >= 1.x only).
 _INCOMPLETE = getattr(hub_errors, "IncompleteSnapshotError", ())
 
@@ -92,6 +100,32 @@ def offline() -> bool:
     """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, or as huggingface_hub read it at import."""
     return any(os.environ.get(v, "").upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")) \
         or hub_constants.HF_HUB_OFFLINE
+
+
+def hub_timeout() -> float:
+    """Seconds the Hub gets to answer a model's metadata request: HF_HUB_ETAG_TIMEOUT when set, else HUB_TIMEOUT."""
+    return float(os.environ.get("HF_HUB_ETAG_TIMEOUT") or HUB_TIMEOUT)
+
+
+def _hub_answers(repo_id: str, revision: str | None) -> bool:
+    """Whether the Hub answers a metadata request for the model within `hub_timeout()` seconds (any answer: "no
+    such model" too). The request runs in a daemon thread that is not waited for after that: its name lookup
+    is bounded by no HTTP timeout."""
+    answers, done = [], threading.Event()
+
+    def ask():
+        try:
+            HfApi().model_info(repo_id, revision=revision, timeout=hub_timeout())
+            answers.append(True)
+        except HfHubHTTPError:              # 401, 404, 5xx: the Hub answered
+            answers.append(True)
+        except Exception:  # noqa: BLE001 - no network: a connection, name lookup or timeout error of any client
+            pass
+        finally:
+            done.set()
+    threading.Thread(target=ask, name="hub-metadata", daemon=True).start()
+    done.wait(hub_timeout())
+    return bool(answers)
 
 
 def hub_cache_dir() -> str:
@@ -164,7 +198,8 @@ def _snapshot(repo_id: str, revision: str | None, requested: str, path_like: boo
     lead = f"no such local path {requested}, and" if path_like else f"{requested}: no such local path, and"
     head = lead if path_like else f"{requested}:"
     cache = hub_cache_dir()
-    local_only = offline()
+    hub_off = offline()
+    local_only = hub_off or not _hub_answers(repo_id, revision)
     where = f"revision {revision!r}" if revision else "its default branch (main)"
     incomplete = None
     for i, candidate in enumerate(_aliases(repo_id)):
@@ -189,13 +224,14 @@ def _snapshot(repo_id: str, revision: str | None, requested: str, path_like: boo
     if incomplete is not None:
         raise ModelNotFoundError(f"{head} the cached snapshot of {repo_id} in {cache} is incomplete "
                                  f"({incomplete}). Complete it with {fill}.") from None
-    if local_only:
+    if hub_off:
         raise ModelNotFoundError(
             f"{lead} the Hugging Face model {repo_id} ({where}) is not in the cache "
             f"{cache}, which is all HF_HUB_OFFLINE=1 allows. Fill the cache on a machine with network: {fill} "
             "(or run once without HF_HUB_OFFLINE=1), or pass a local directory with config.json and "
             "model.safetensors.")
-    raise ModelNotFoundError(f"{lead} the Hugging Face Hub could not be reached and {repo_id} ({where}) "
+    raise ModelNotFoundError(f"{lead} the Hugging Face Hub could not be reached (no answer within "
+                             f"{hub_timeout():g} s; HF_HUB_ETAG_TIMEOUT gives it longer) and {repo_id} ({where}) "
                              f"is not in the cache {cache}; fill it with {fill}, or pass a local directory.")
 
 

