@@ -214,7 +214,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     vocab.save(os.path.join(files_dir, artifacts.VOCAB_FILES[0]))
 
     if done < job.epochs:
-        kept = functools.partial(saved_so_far, out_dir)
+        kept = functools.partial(_saved_so_far, out_dir)
         callbacks = [keras.callbacks.TensorBoard(os.path.join(files_dir, "logs")),
                      StopOnNonFinite(kept, common.divergence_advice(job)), StopOnInterrupt(kept), best]
         with stop_requests():     # Ctrl-C: StopOnInterrupt stops after the step it is in
@@ -242,7 +242,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     return result
 
 
-def saved_so_far(run_dir: str) -> str:
+def _saved_so_far(run_dir: str) -> str:
     """What a stopped fine-tuning run keeps, from the files in `run_dir` now: its last resume checkpoint and its
     best model so far ("" when no epoch has ended)."""
     paths = checkpoint_paths(common.resume_dir(run_dir))

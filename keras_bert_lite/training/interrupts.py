@@ -81,6 +81,16 @@ def stop_requests():
     if _REQUESTS.active or threading.current_thread() is not threading.main_thread():
         yield
         return
+    restore = _take_sigint()
+    try:
+        yield
+    finally:
+        restore()
+
+
+def _take_sigint():
+    """Makes SIGINT a request (`_Requests.on_signal`, and `_watch` through the wakeup fd); returns `restore()`,
+    which puts back the previous handling and ends the thread."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     watcher = threading.Thread(target=_watch, args=(read_fd,), name="stop-requests", daemon=True)
@@ -89,9 +99,8 @@ def stop_requests():
     previous_handler = signal.signal(signal.SIGINT, _REQUESTS.on_signal)
     previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     watcher.start()
-    try:
-        yield
-    finally:
+
+    def restore():
         signal.set_wakeup_fd(previous_fd)
         signal.signal(signal.SIGINT, previous_handler)
         _REQUESTS.active = False
@@ -99,6 +108,7 @@ def stop_requests():
         watcher.join()
         os.close(write_fd)
         os.close(read_fd)
+    return restore
 
 
 def _watch(read_fd: int) -> None:
