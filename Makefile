@@ -97,6 +97,9 @@ test: venv
 #                                 hf_export_models.py's tiny models (exported first in .venv, hence `venv`).
 #   minilm_embeddings.npz         make_embedding_goldens.py: sentence-transformers' all-MiniLM-L6-v2 vectors
 #                                 (encode, normalize_embeddings=True) of 80 varied texts.
+#   hf_tiny_masked_lm/, fill_mask_goldens.json
+#                                 make_fill_mask_goldens.py: a tiny BertForMaskedLM with its vocabulary, and
+#                                 pipeline("fill-mask") on it and on hf_tiny_pretraining/ (after the model goldens).
 #   metrics_goldens.json          make_metrics_goldens.py: scikit-learn's classification metrics (no test
 #                                 dependency: installed, it adds ~1 s to every process that imports TensorFlow).
 # The whole target takes under a minute on 2 cores, venv creation included.
@@ -133,6 +136,7 @@ goldens: venv
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_tokenizer_goldens.py
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_model_goldens.py
 	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_embedding_goldens.py
+	HF_HUB_OFFLINE=1 $(GOLDENS_PY) tests/golden/make_fill_mask_goldens.py
 	$(GOLDENS_PY) tests/golden/make_metrics_goldens.py
 	exports=$$(mktemp -d)
 	$(PY) tests/golden/hf_export_models.py $$exports
