@@ -22,7 +22,8 @@ from keras_bert_lite._version import __version__
 _EXPORTS = {
     "BertConfig": "keras_bert_lite.config",
     "load_encoder": "keras_bert_lite.checkpoints", "load_pretrainer": "keras_bert_lite.checkpoints",
-    "load_embedder": "keras_bert_lite.checkpoints",
+    "load_embedder": "keras_bert_lite.checkpoints", "load_masked_lm": "keras_bert_lite.checkpoints",
+    "fill_mask": "keras_bert_lite.mask_filling", "MaskFill": "keras_bert_lite.mask_filling",
     "export_hf": "keras_bert_lite.export.hf", "load_model": "keras_bert_lite.saving",
     **{name: "keras_bert_lite.models" for name in (
         "BertPretrainer", "build_classifier", "build_embedder", "build_encoder", "build_multiple_choice",

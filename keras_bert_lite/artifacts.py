@@ -180,14 +180,19 @@ def init_vocab(vocab: str, init: str) -> str:
         if not os.path.exists(vocab):
             raise FileNotFoundError(f"--vocab {vocab}: no such file.")
         return vocab
-    if init:
-        init = resolve_model(init)
-        base = run_dir_of(init) if os.path.exists(init) else os.path.dirname(init)   # a TF1 prefix has no file
-        for name in VOCAB_FILES:
-            if os.path.exists(os.path.join(base, name)):
-                return os.path.join(base, name)
+    found = vocab_beside(init) if init else None
+    if found:
+        return found
     raise FileNotFoundError("--vocab is required: no vocab.txt or tokenizer.json beside --init. Build one with "
                             "kbl-vocab, or pass the one the model was trained with.")
+
+
+def vocab_beside(model: str) -> str | None:
+    """The vocabulary file (`VOCAB_FILES`) beside a model given in any checkpoint format (also a Hugging Face
+    model name or a `.zip` archive: `hub_names.resolve_model`); None when there is none."""
+    model = resolve_model(model)
+    base = run_dir_of(model) if os.path.exists(model) else os.path.dirname(model)   # a TF1 prefix has no file
+    return next((os.path.join(base, n) for n in VOCAB_FILES if os.path.exists(os.path.join(base, n))), None)
 
 
 def load_trained(path: str):

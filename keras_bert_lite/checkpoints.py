@@ -539,14 +539,58 @@ def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool
         raise CheckpointMismatchError(
             f"{path}: the checkpoint has no {' and no '.join(absent)} (a model saved without them); pass "
             "new_heads=True to start them from scratch (kbl-pretrain --init does), or load_encoder for the encoder.")
-    pretrainer = build_pretrainer(config)
-    if new_heads:
-        fresh = _fill_fresh(pretrainer, config, tensors)
-        if fresh:
-            logger.warning("%s: the checkpoint has no %s; %s from scratch.", path, " and no ".join(fresh),
-                           "they start" if len(fresh) > 1 else "it starts")
-    assign_weights(pretrainer, config, tensors, source=path)
+    pretrainer, fresh = _pretrainer_holding(path, config, tensors)
+    if fresh:                                   # only with new_heads: refused above otherwise
+        logger.warning("%s: the checkpoint has no %s; %s from scratch.", path, " and no ".join(fresh),
+                       "they start" if len(fresh) > 1 else "it starts")
     return pretrainer
+
+
+def _pretrainer_holding(path: str, config: BertConfig, tensors: dict[str, np.ndarray]
+                        ) -> tuple[BertPretrainer, list[str]]:
+    """A new pretrainer with the checkpoint's `tensors` assigned, each part they lack entirely (`_FRESH_PARTS`) as
+    freshly initialised; returns it and the names of those parts."""
+    pretrainer = build_pretrainer(config)
+    fresh = _fill_fresh(pretrainer, config, tensors)
+    assign_weights(pretrainer, config, tensors, source=path)
+    return pretrainer, fresh
+
+
+_MLM_SOURCES = ("a pretraining run (its pretrainer.keras), a Hugging Face BertForMaskedLM or BertForPreTraining, or "
+                "an original TF1 checkpoint (bert_model.ckpt)")
+
+
+def load_masked_lm(path: str, config: BertConfig | None = None, revision: str | None = None) -> BertPretrainer:
+    """A BertPretrainer whose masked-LM head is the checkpoint's own, to predict masked tokens (`fill_mask`).
+
+    Args:
+        path: as for `load_pretrainer`: a pretraining run directory or `.keras` pretrainer, a Hugging Face
+            BertForPreTraining or BertForMaskedLM directory or Hub name, or an original TF1 checkpoint.
+        config: overrides the config file found beside the weights.
+        revision: the branch, tag or commit of a Hub model name.
+
+    Returns:
+        The pretrainer; a pooler or next-sentence head the checkpoint lacks (BertForMaskedLM) starts freshly
+        initialised, silently: neither takes part in masked-LM predictions.
+
+    Raises:
+        CheckpointMismatchError: the checkpoint has no masked-LM head (a BertModel, a fine-tuned model), or an MLM
+            decoder not tied to the word embeddings, whose predictions keras_bert_lite's tied head cannot give.
+    """
+    path = resolve_model(path, revision)
+    fmt, location, config_path = _locate(path, prefer=(PRETRAINER_FILE, TASK_MODEL_FILE, ENCODER_FILE))
+    if fmt == "keras":
+        model = load_keras_file(location)
+        if not isinstance(model, BertPretrainer):
+            raise CheckpointMismatchError(f"{location} holds a {type(model).__name__} ({model.name!r}), which has no "
+                                          f"masked-LM head; give {_MLM_SOURCES}.")
+        return model
+    config, tensors = read_checkpoint(path, config, untied_decoder="refuse")
+    if "masked-LM head" in _absent_parts(config, tensors, heads=True):
+        kind = _hf_architecture(config_path) if fmt == "hf" else "TF1 checkpoint"
+        raise CheckpointMismatchError(f"{path}: the checkpoint ({kind or 'BertModel'}) has no masked-LM head "
+                                      f"(cls/predictions); give {_MLM_SOURCES}.")
+    return _pretrainer_holding(path, config, tensors)[0]
 
 
 def embedding_settings(path: str, revision: str | None = None) -> EmbeddingSettings | None:
