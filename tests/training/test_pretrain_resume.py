@@ -12,7 +12,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert_lite.runners.errors import SettingsError
-from keras_bert_lite.runners.pretrain import main, parse_args, run
+from keras_bert_lite.runners.flags import build_parser
+from keras_bert_lite.runners.pretrain import PretrainingJob, main, parse_args, run
 from tests.sigint import interrupt_when
 from tests.training.test_pretrain import job_args, pretrain_cmd, tiny_json  # noqa: F401 - a fixture
 
@@ -127,6 +128,8 @@ def test_a_non_finite_loss_stops_with_one_line_and_the_finite_checkpoint_kept(st
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("error: Training stopped at step 1") and "not finite" in last, done.stderr[-2000:]
     assert "ckpt-10" in last and "Traceback" not in done.stderr
+    options = {o for action in build_parser(PretrainingJob, "")._actions for o in action.option_strings}
+    assert set(re.findall(r"--\w+", last)) <= options and "--warmup_steps" in last     # kbl-pretrain's own flags
     checkpoints = tmp_path / "run" / "checkpoints"
     assert sorted(p for p in os.listdir(checkpoints) if p.endswith(".index")) == ["ckpt-10.index"]
     reader = tf.train.load_checkpoint(str(checkpoints / "ckpt-10"))
