@@ -52,8 +52,9 @@ def test_trainer_follows_the_default(tiny_config, tmp_path, with_gpu):
 
 @pytest.mark.parametrize("flags, expected", [([], None), (["--xla"], True), (["--no-xla"], False)])
 def test_xla_flags_default_to_none_and_take_both_forms(flags, expected):
-    assert pretrain.parse_args(["--model_dir", "m", *flags]).xla is expected
-    assert glue.parse_args(["--model_dir", "m", *flags]).xla is expected
+    model = ["--model_dir", "m", "--preset", "tiny"]
+    assert pretrain.parse_args([*model, "--input_files", "corpus.txt", *flags]).xla is expected
+    assert glue.parse_args([*model, "--task", "mrpc", *flags]).xla is expected
 
 
 def test_fine_tuning_pads_to_few_lengths_where_it_compiles(uncased_vocab_path, monkeypatch):
