@@ -23,7 +23,7 @@ from keras_bert_lite.runners.resume import (check_architecture, check_inputs, ch
 from keras_bert_lite.text import Vocab
 from keras_bert_lite.text.vocab import table_mismatch
 from keras_bert_lite.training.checkpointing import checkpoint_number, checkpoint_paths
-from keras_bert_lite.training.distribute import STRATEGIES
+from keras_bert_lite.training.distribute import STRATEGIES, tf_config_problem
 
 PRECISION_POLICIES = {"bf16": "mixed_bfloat16", "fp16": "mixed_float16"}
 
@@ -73,12 +73,14 @@ class RunJob(CommandJob):
                                     type=names, metavar="NAME[,NAME]")
 
     def check(self) -> None:
-        """Refuses none or several of --init, --preset and --config."""
+        """Refuses none or several of --init, --preset and --config, and a TF_CONFIG --strategy cannot use."""
         super().check()
         given = [f"--{name}" for name in ("init", "preset", "config") if getattr(self, name)]
         if len(given) != 1:
             raise SettingsError("Give exactly one of --init (pretrained weights), --preset and --config (from "
                                 f"scratch); got {' and '.join(given) or 'none'}.")
+        if tf_config_problem(self.strategy):
+            raise SettingsError(tf_config_problem(self.strategy))
 
 
 def command(job_class, run, description: str):

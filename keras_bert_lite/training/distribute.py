@@ -11,11 +11,26 @@ import tensorflow as tf
 logger = logging.getLogger(__name__)
 
 STRATEGIES = ("auto", "cpu", "mirrored", "multi_worker", "tpu")
+_TF_CONFIG_EXAMPLE = ('TF_CONFIG=\'{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
+                      '"task": {"type": "worker", "index": 0}}\'.')
 
 
 def _tf_config_workers() -> int:
     config = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}")
     return len(config.get("cluster", {}).get("worker", []))
+
+
+def tf_config_problem(name: str) -> str:
+    """What is wrong with the TF_CONFIG environment variable for the strategy `name`, or "" (checked before a
+    command creates anything: `resolve_strategy` would fail later)."""
+    try:
+        workers = _tf_config_workers()
+    except (ValueError, AttributeError):
+        return ("TF_CONFIG is not a JSON object with a cluster of workers; fix or unset it, e.g. "
+                + _TF_CONFIG_EXAMPLE)
+    if name == "multi_worker" and workers < 1:
+        return "--strategy multi_worker needs TF_CONFIG with a cluster of workers, e.g. " + _TF_CONFIG_EXAMPLE
+    return ""
 
 
 def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribute.Strategy:
@@ -56,10 +71,8 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
                   [d.name for d in tf.config.list_logical_devices("CPU")]
         return tf.distribute.MirroredStrategy(devices)
     if name == "multi_worker":
-        if _tf_config_workers() < 1:
-            raise ValueError("--strategy multi_worker needs TF_CONFIG with a cluster of workers, e.g. "
-                             '{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
-                             '"task": {"type": "worker", "index": 0}}.')
+        if tf_config_problem(name):
+            raise ValueError(tf_config_problem(name))
         return tf.distribute.MultiWorkerMirroredStrategy()
     resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "")
     tf.config.experimental_connect_to_cluster(resolver)

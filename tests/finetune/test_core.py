@@ -25,7 +25,7 @@ def test_seed_flags(capsys):
     assert (job.batch_size, job.epochs, job.learning_rate, job.warmup_proportion) == (32, 3, 2e-5, 0.1)
 
 
-def test_job_validation(tiny_init, tmp_path, capsys):
+def test_job_validation(tiny_init, tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--preset", "tiny", "--init", tiny_init])
     assert "error: Give exactly one of --init" in capsys.readouterr().err
@@ -33,9 +33,12 @@ def test_job_validation(tiny_init, tmp_path, capsys):
     with pytest.raises(SettingsError, match=r"--model_dir .*a_file: is a file; the run's directory goes there"):
         run(parse_args(["--task", "rte", "--model_dir", str(tmp_path / "a_file"), "--init", tiny_init]))
     assert (tmp_path / "a_file").read_text() == "mine"
-    with pytest.raises(ValueError, match="--strategy multi_worker needs TF_CONFIG"):
-        run(parse_args(["--task", "rte", "--model_dir", str(tmp_path), "--init", tiny_init,
-                        "--strategy", "multi_worker"]))
+    for tf_config, problem in (("", "--strategy multi_worker needs TF_CONFIG"), ("{oops", "TF_CONFIG is not a JSON")):
+        monkeypatch.setenv("TF_CONFIG", tf_config)
+        with pytest.raises(SystemExit):
+            parse_args(["--task", "rte", "--model_dir", str(tmp_path / "run"), "--init", tiny_init, "--strategy",
+                        "multi_worker"])
+        assert problem in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
 def test_init_model_dir_and_vocab(tiny_init, tmp_path):
