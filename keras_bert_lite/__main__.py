@@ -11,6 +11,7 @@ TOOLS = """command-line tools (each also runs as the script in tasks/ or export/
   kbl-squad     fine-tune on SQuAD v1.1 / v2.0                tasks/run_squad.py
   kbl-ner       fine-tune for NER (CoNLL-2003)                tasks/run_ner.py
   kbl-swag      fine-tune for multiple choice (SWAG)          tasks/run_swag.py
+  kbl-pairs     train a text embedder on text pairs           tasks/run_pairs.py
   kbl-export    export a text-in SavedModel for TF Serving    export/export_saved_model.py
   kbl-serve     local TF Serving-protocol gRPC server         python -m keras_bert_lite.serving
   kbl-client    send texts to a served model                  export/client.py

@@ -48,7 +48,8 @@ METRICS_FILE = "metrics.json"
 CHECKPOINTS_DIR = "checkpoints"
 
 DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad.py
-TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder")
+TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder",
+              "embedding")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -26,7 +26,7 @@ import pytest
 
 from keras_bert_lite import BertConfig
 from keras_bert_lite.data.pretraining import pretraining_dataset
-from keras_bert_lite.runners import demo, export, finetune, glue, ner, pretrain, squad, swag, vocab
+from keras_bert_lite.runners import demo, export, finetune, glue, ner, pairs, pretrain, squad, swag, vocab
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import build_parser, check_flags, distinct_integers, option_names, parse_job
 from keras_bert_lite.serving import client_cli
@@ -61,6 +61,7 @@ COMMANDS = {
     "kbl-squad": Command(squad.SquadJob, squad.main, _run_dir("--max_query_length", "4")),
     "kbl-ner": Command(ner.NerJob, ner.main, _run_dir()),
     "kbl-swag": Command(swag.SwagJob, swag.main, _run_dir("--train_file", "train.csv", "--dev_file", "dev.csv")),
+    "kbl-pairs": Command(pairs.PairsJob, pairs.main, _run_dir("--train_file", "train.csv", "--dev_file", "dev.csv")),
     "kbl-export": Command(export.ExportJob, export.main, lambda tmp: ["--model", str(tmp / "model"),
                                                                       "--model_base_path", str(tmp / "run")]),
     "kbl-demo": Command(demo.DemoJob, demo.main, lambda tmp: ["--runs_dir", str(tmp / "run")]),
@@ -244,6 +245,8 @@ CONTRADICTIONS = [
     ("kbl-ner", ["--dev_file", "d.txt", "--preset", "tiny"], "--train_file and --dev_file"),
     ("kbl-swag", ["--train_file", "t.csv", "--dev_file", "d.csv", "--preset", "tiny", "--init", "x"],
      "got --init and --preset"),
+    ("kbl-pairs", ["--train_file", "t.csv", "--dev_file", "d.csv", "--anchor", "q", "--positive", "q", "--preset",
+                   "tiny"], "--anchor and --positive both name the column 'q'"),
     ("kbl-export", ["--model", "m", "--target", "hf", "--version", "3", "--keep", "2"],
      "--target hf does not use --version, --keep"),
     ("kbl-export", ["--model", "m", "--target", "tf-hub", "--labels", "a,b"], "--target tf-hub does not use --labels"),

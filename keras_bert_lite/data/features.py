@@ -103,7 +103,7 @@ def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int, first_
 
 def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
                    shuffle_seed: int | None = None, order: np.ndarray | None = None,
-                   pack_labels=None, first_epoch: int = 0) -> tf.data.Dataset:
+                   pack_labels=None, first_epoch: int = 0, group_by_length: bool = True) -> tf.data.Dataset:
     """Batches of `(encoder inputs, labels)` from one or two tokenised segments.
 
     Args:
@@ -117,6 +117,9 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
         order: evaluate in this order of examples (e.g. `length_order`); the caller un-permutes outputs.
         pack_labels: `(packed inputs, batch of labels) -> labels` run after packing (token labels).
         first_epoch: training: the epoch the endless batches start at (a resumed run).
+        group_by_length: training: batches of similar lengths (module docstring); False: batches of examples
+            drawn at random, whatever their lengths (where a batch's composition is part of the task: the
+            in-batch negatives of `models.ranking_loss`).
 
     Returns:
         A `tf.data.Dataset` of (dict of int32 `[b, seq]`, labels `[b, ...]`), prefetched.
@@ -139,7 +142,8 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
         def gather(index):
             return (tuple(tf.gather(s, index) for s in segments),
                     tf.nest.map_structure(lambda y: tf.gather(y, index), labels))
-        dataset = length_grouped_order(token_counts(*segments), batch_size, shuffle_seed, first_epoch).map(gather)
+        lengths = token_counts(*segments) if group_by_length else np.zeros([n], np.int64)
+        dataset = length_grouped_order(lengths, batch_size, shuffle_seed, first_epoch).map(gather)
     else:
         dataset = tf.data.Dataset.from_tensor_slices((segments, labels)).ragged_batch(batch_size)
 

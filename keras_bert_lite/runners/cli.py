@@ -177,6 +177,10 @@ def swag():
     _run("keras_bert_lite.runners.swag")
 
 
+def pairs():
+    _run("keras_bert_lite.runners.pairs")
+
+
 def export():
     _run("keras_bert_lite.runners.export")
 
