@@ -185,6 +185,14 @@ def export():
     _run("keras_bert_lite.runners.export")
 
 
+def fill_mask():
+    _run("keras_bert_lite.runners.fill_mask")
+
+
+def embed():
+    _run("keras_bert_lite.runners.embed")
+
+
 def demo():
     sys.exit(_run("keras_bert_lite.runners.demo"))
 

@@ -30,7 +30,7 @@ def flag(default, help: str = "", *, group: str = "training", names: tuple[str, 
         default: the field's (and the flag's) default; None, or a `choices` flag's "", means not given.
         help: the help text; the bounds and "(default: ...)" for a default worth showing are appended.
         group: the `--help` section.
-        names: option strings (default: `--<field name>`).
+        names: option strings (default: `--<field name>`); `(<field name>,)` for a positional argument.
         input_path: the value names files the run reads (a resumed run compares their contents:
             `runners.input_digests`).
         minimum, maximum: inclusive bounds of a numeric value (each element of a tuple); None: no bound.
@@ -122,7 +122,8 @@ def build_parser(job_class, description: str, prog: str | None = None) -> argpar
         if meta["group"] not in groups:
             groups[meta["group"]] = parser.add_argument_group(meta["group"])
         kwargs = dict(meta["argparse"])
-        kwargs.setdefault("dest", field.name)
+        if not meta["names"] or meta["names"][0].startswith("-"):    # a positional argument's name is its dest
+            kwargs.setdefault("dest", field.name)
         kwargs["default"] = field.default
         kwargs["help"] = _help_text(field).replace("%", "%%")
         groups[meta["group"]].add_argument(*(meta["names"] or (f"--{field.name}",)), **kwargs)

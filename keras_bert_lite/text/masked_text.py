@@ -27,6 +27,17 @@ def tokenize_keeping_masks(tokenize, text: tf.Tensor, vocab: Vocab) -> tf.Ragged
     """
     segments = tf.strings.split(text, sep=vocab.tokens[vocab.mask_id])      # [batch, (masks + 1)]: never empty
     pieces = tokenize(segments.flat_values)                                  # [segments, (tokens)]
-    masks = tf.RaggedTensor.from_tensor(tf.fill(tf.stack([pieces.nrows(), 1]), tf.constant(vocab.mask_id, tf.int32)))
-    joined = tf.RaggedTensor.from_row_splits(tf.concat([pieces, masks], axis=1), segments.row_splits)
-    return joined.merge_dims(1, 2)[:, :-1]             # a mask after every segment but the last of its text
+    text_of = segments.value_rowids()                                        # [segments]
+    last = tf.not_equal(text_of, tf.concat([text_of[1:], [-1]], axis=0))    # its text's last segment
+    masks = tf.cast(~last, tf.int64)                                         # [segments]: a mask after it
+    lengths = pieces.row_lengths() + masks
+    # Each piece moves past the masks before it; each mask ends its segment. (No ragged concat: its int64
+    # transposes make oneDNN log an error line on CPUs without AVX-512.)
+    piece_at = tf.range(tf.size(pieces.flat_values, tf.int64)) + tf.gather(tf.cumsum(masks, exclusive=True),
+                                                                           pieces.value_rowids())
+    mask_at = tf.boolean_mask(tf.cumsum(lengths) - 1, ~last)
+    mask_ids = tf.fill(tf.shape(mask_at), tf.constant(vocab.mask_id, tf.int32))
+    ids = tf.dynamic_stitch([tf.cast(piece_at, tf.int32), tf.cast(mask_at, tf.int32)],
+                            [tf.cast(pieces.flat_values, tf.int32), mask_ids])
+    per_segment = tf.RaggedTensor.from_row_lengths(ids, lengths)
+    return tf.RaggedTensor.from_row_splits(per_segment, segments.row_splits).merge_dims(1, 2)
