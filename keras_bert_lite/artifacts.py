@@ -59,7 +59,8 @@ class TaskSpec:
     Attributes:
         task_type: one of TASK_TYPES.
         lower_case: whether the vocabulary is uncased.
-        seq_length: the sequence length the model was trained with (exports pad to it).
+        seq_length: the sequence length the model was trained with (exports pad to it; "embedding": the longest
+            input, as sentence-transformers' max_seq_length).
         labels: label names in id order (classification and token classification).
         text_fields: ["text"] or ["text", "text_b"] (sentence pairs; question + context for "span").
         num_choices: choices per example (multiple choice).
@@ -83,6 +84,9 @@ class TaskSpec:
             raise ValueError(f"A {self.task_type} task needs its label names (`labels`).")
         if tuple(self.text_fields) not in (("text",), ("text", "text_b")):
             raise ValueError(f"text_fields must be ['text'] or ['text', 'text_b'], got {list(self.text_fields)}.")
+        if self.task_type == "embedding" and (len(self.text_fields) != 1 or self.labels):
+            raise ValueError("An embedding model takes one text and has no labels: a vector per text (embed each "
+                             "text of a pair on its own).")
         if self.task_type == "span" and len(self.text_fields) != 2:
             raise ValueError("A span (question answering) task takes two texts: text (question), text_b (context).")
         if (self.max_query_length or self.max_answer_length) and self.task_type != "span":

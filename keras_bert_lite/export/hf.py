@@ -5,6 +5,7 @@
     kbl.export_hf("runs/sst2", "hf/sst2")                  # a run directory: vocab, casing, labels from beside it
     kbl.export_hf(model, "hf/my-bert", vocab="vocab.txt")  # an in-memory model
     kbl-export --model runs/sst2 --model_base_path hf/sst2 --target hf
+    kbl-export --model runs/embedder --model_base_path hf/embedder --target hf  # loads in sentence-transformers
 
 Writes, as transformers' `save_pretrained` does:
   * `config.json`: the HF BertConfig dialect (`config.BertConfig.to_reference_dict("hf")`: our "gelu" is HF's
@@ -14,7 +15,11 @@ Writes, as transformers' `save_pretrained` does:
     (`checkpoints.hf_tensors`), plus the head (`classifier.*`, `qa_outputs.*`); BertForTokenClassification and
     BertForQuestionAnswering have no pooler, so none is written;
   * `vocab.txt`, `tokenizer_config.json` (`do_lower_case`: the vocabulary's casing) and
-    `special_tokens_map.json`.
+    `special_tokens_map.json`;
+  * for an embedder, also sentence-transformers' `modules.json`, `1_Pooling/config.json` and
+    `sentence_bert_config.json` (`sentence_transformers_files`), so that `SentenceTransformer(directory)` pools,
+    normalises and cuts texts as the embedder does. It can express only the last block's token vectors pooled
+    (`build_embedder(layers=(-1,))`) with the modes in its order; other embedders are refused.
 
 | keras_bert_lite model                    | transformers class             |
 | ---------------------------------------- | ------------------------------ |
@@ -24,6 +29,7 @@ Writes, as transformers' `save_pretrained` does:
 | `build_token_classifier`                 | BertForTokenClassification     |
 | `build_span_labeler`                     | BertForQuestionAnswering       |
 | `build_multiple_choice`                  | BertForMultipleChoice          |
+| `build_embedder`                         | BertModel + sentence-transformers files |
 
 Differences HF users may notice: our span labeler gives padding positions a -1e4 logit, HF's does not (equal on
 real tokens); a token classifier or span labeler exported and read back with `load_encoder` gets a fresh pooler.
@@ -41,7 +47,9 @@ from safetensors.numpy import save_file
 from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import HF_TASK_HEADS, hf_tensors
 from keras_bert_lite.models import BertPretrainer
+from keras_bert_lite.models.embedder import POOLING, is_embedder, pools_last_block
 from keras_bert_lite.models.introspect import encoder_config
+from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, write_embedding_settings
 from keras_bert_lite.text import Vocab
 from keras_bert_lite.text.vocab import SPECIAL_TOKENS, table_mismatch
 from keras_bert_lite.utils.files import atomic_path
@@ -55,6 +63,7 @@ SPECIAL_TOKENS_FILE = "special_tokens_map.json"
 # Our task type -> (transformers class, name of its head module, whether its encoder keeps the pooler).
 ARCHITECTURES = {
     "encoder": ("BertModel", None, True),
+    "embedding": ("BertModel", None, True),
     "pretrainer": ("BertForPreTraining", None, True),
     "classification": ("BertForSequenceClassification", HF_TASK_HEADS[0], True),
     "regression": ("BertForSequenceClassification", HF_TASK_HEADS[0], True),
@@ -66,7 +75,8 @@ _SPECIAL_NAMES = ("pad_token", "unk_token", "cls_token", "sep_token", "mask_toke
 
 
 def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_type: str | None = None,
-              labels=None, lower_case: bool | None = None, overwrite: bool = False) -> str:
+              labels=None, lower_case: bool | None = None, seq_length: int | None = None,
+              overwrite: bool = False) -> str:
     """Writes `model` as a Hugging Face transformers model directory (see the module docstring).
 
     Args:
@@ -82,13 +92,17 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
         labels: label names in id order (classification, token classification): `id2label`; default
             task.json's, else LABEL_0, LABEL_1, ...
         lower_case: the vocabulary's casing where nothing beside it records it (a contradicting value is refused).
+        seq_length: embedders: the longest input in tokens, sentence_bert_config.json's `max_seq_length` (default:
+            task.json's, else the model's positions); ignored for other models.
         overwrite: replace an existing non-empty `directory`.
 
     Returns:
         `directory`.
 
     Raises:
-        ValueError: the model is none of the above, labels do not match its outputs, or the casing is unknown.
+        ValueError: the model is none of the above, labels do not match its outputs, the casing is unknown, or
+            an embedder sentence-transformers cannot express (see the module docstring) or a seq_length beyond
+            its positions.
         FileExistsError: `directory` exists, is not empty, and `overwrite` is False.
     """
     spec = None
@@ -96,6 +110,7 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
         model, spec, beside = artifacts.load_trained(os.fspath(model))
         vocab = vocab if vocab is not None else beside
         labels = labels if labels is not None else (spec.labels or None if spec else None)
+        seq_length = seq_length or (spec.seq_length if spec else None)
         if spec is not None and task_type is None and spec.task_type in ("regression", "classification"):
             task_type = spec.task_type
     kind, encoder, head = _structure(model, task_type)
@@ -104,7 +119,8 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
     hf_config = config.to_reference_dict("hf")
     hf_config["architectures"] = [architecture]
 
-    tensors = hf_tensors(model if kind == "pretrainer" else encoder, bert_prefix=kind != "encoder")
+    embedding = _embedding_settings(model, seq_length, config) if kind == "embedding" else None
+    tensors = hf_tensors(model if kind == "pretrainer" else encoder, bert_prefix=architecture != "BertModel")
     if not pooler:
         tensors = {k: v for k, v in tensors.items() if not k.startswith("bert.pooler.")}
     if head is not None:
@@ -136,6 +152,8 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
                     f.write(content)
             else:
                 _write_json(os.path.join(tmp, name), content)
+        if embedding is not None:
+            write_embedding_settings(tmp, embedding, dimension=config.hidden_size)
     return directory
 
 
@@ -146,6 +164,8 @@ def _structure(model: keras.Model, task_type: str | None):
     names = {layer.name for layer in model.layers}
     if {"embeddings", "layer_0"} <= names:
         return _checked("encoder", task_type), model, None
+    if is_embedder(model):
+        return _checked("embedding", task_type), model.get_layer("encoder"), None
     if "encoder" not in names:
         raise ValueError(f"Model {model.name!r} is not a keras_bert_lite model (no 'encoder' layer); export_hf "
                          f"takes an encoder, a BertPretrainer or a model of models.tasks.")
@@ -162,6 +182,24 @@ def _structure(model: keras.Model, task_type: str | None):
             return "regression", encoder, head
         return _checked("classification", task_type), encoder, head
     raise ValueError(f"Model {model.name!r} has no head export_hf knows (logits, span, choice_logits).")
+
+
+def _embedding_settings(embedder: keras.Model, seq_length: int | None, config) -> EmbeddingSettings:
+    """sentence-transformers' settings for `embedder`, cutting texts at `seq_length` tokens (default: all positions).
+
+    Raises:
+        ValueError: the embedder pools other blocks than the last alone, or seq_length exceeds the positions.
+    """
+    if not pools_last_block(embedder):
+        raise ValueError("The embedder pools other blocks than the last one alone (build_embedder's `layers`); "
+                         "sentence-transformers pools the last block's token vectors only. Export it for TF Serving "
+                         "instead (kbl-export --target tf-serving), or build it with layers=(-1,).")
+    seq_length = seq_length or config.max_position_embeddings
+    if seq_length > config.max_position_embeddings:
+        raise ValueError(f"seq_length {seq_length} is longer than the model's {config.max_position_embeddings} "
+                         "positions (max_position_embeddings).")
+    pooling = embedder.get_layer(POOLING)
+    return EmbeddingSettings(pooling.modes, pooling.normalize, seq_length)
 
 
 def _checked(kind: str, task_type: str | None) -> str:

@@ -12,7 +12,9 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
       `text`, each `[batch, max_words]`, padded with "" / -1;
     - span (text = question, text_b = context): `answer` string, `start`, `end` int64 byte offsets into
       `text_b`, `score` and `null_score` float32, each `[batch]`;
-    - encoder: `pooled_output` `[batch, H]`, `sequence_output` `[batch, seq_length, H]`.
+    - encoder: `pooled_output` `[batch, H]`, `sequence_output` `[batch, seq_length, H]`;
+    - embedding (`build_embedder`'s models): `embeddings` float32 `[batch, D]`, one vector per text (texts cut at
+      seq_length tokens, as sentence-transformers cuts them at its max_seq_length).
 * `preprocess`: the same text inputs -> `input_word_ids`, `input_mask`, `input_type_ids` int32
   `[batch, seq_length]` (seq_length fixed at export).
 * `encode`: those three inputs (`[batch, seq]`, any seq <= max_position_embeddings) -> `pooled_output`,
@@ -23,6 +25,7 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
 * `classify` (classification only): TF Serving's Classify API: `inputs`, serialized `tf.Example`s with bytes
   features `text` (and `text_b`) -> `classes` string `[batch, C]` (the label names) and `scores` float32
   `[batch, C]`.
+* `embed` (embedding only): serving_default's function under a name that says what it does.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import tensorflow as tf
 
 from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, TaskSpec
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
+from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
@@ -41,10 +45,31 @@ from keras_bert_lite.text.tokenizer import WORD_SEPARATOR
 
 _HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"   # holds a whitespace or separator character
 _NEG = -1e9
+SIGNATURES = ("serving_default", "preprocess", "encode")                    # every export's
+TASK_SIGNATURES = {"classification": ("classify",), "embedding": ("embed",)}   # and a task's own
+
+
+def signature_keys(task_type: str) -> tuple[str, ...]:
+    """The signature keys of an export for `task_type`."""
+    return SIGNATURES + TASK_SIGNATURES.get(task_type, ())
 
 
 def _texts(fields):
     return [tf.TensorSpec([None], tf.string, name=name) for name in fields]
+
+
+def _check_embedder(model, spec: TaskSpec) -> None:
+    """Refuses an embedder exported as another task type, and another model exported as an embedder.
+
+    Raises:
+        ValueError: naming the model and the task type to export it with.
+    """
+    if is_embedder(model) and spec.task_type != "embedding":
+        raise ValueError(f"model {model.name!r} is an embedder (build_embedder): export it with task_type "
+                         "'embedding'.")
+    if spec.task_type == "embedding" and not is_embedder(model):
+        raise ValueError(f"task_type 'embedding' needs an embedder (build_embedder, load_embedder); model "
+                         f"{model.name!r} has no pooling layer.")
 
 
 def _check_spec(model, encoder, spec: TaskSpec) -> None:
@@ -72,7 +97,7 @@ class ServingModule(tf.Module):
     """Tokenizer + packer + Keras task model, exported together.
 
     Args:
-        model: the task model (or an encoder for task_type "encoder").
+        model: the task model (an encoder for task_type "encoder", an embedder for "embedding").
         spec: the TaskSpec (task type, labels, casing, seq_length, text fields).
         vocab: the model's Vocab.
         variant: tokenizer op set, "default" (tf_text FastWordpiece, linked by stock TF Serving) or "portable"
@@ -85,6 +110,7 @@ class ServingModule(tf.Module):
             raise ValueError("Text-in export of a multiple-choice model is not supported (how the choices arrive "
                              "is application-specific); export its encoder (task_type 'encoder') and build the "
                              "choice pairs in the client with the `preprocess` signature of that export.")
+        _check_embedder(model, spec)
         self.model = model
         self.encoder = model if spec.task_type == "encoder" else model.get_layer("encoder")
         _check_spec(model, self.encoder, spec)
@@ -125,10 +151,11 @@ class ServingModule(tf.Module):
             "preprocess": preprocess.get_concrete_function(),
             "encode": encode.get_concrete_function(),
         }
-        if self.spec.task_type == "classification":      # parses tf.Examples, then calls serving_default's function
-            classify = function(lambda inputs: self._classify(inputs, serve),
-                                input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
-            signatures["classify"] = classify.get_concrete_function()
+        own = {  # classify parses tf.Examples, then calls serving_default's function
+            "classify": lambda: function(lambda inputs: self._classify(inputs, serve), input_signature=[
+                tf.TensorSpec([None], tf.string, name="inputs")]).get_concrete_function(),
+            "embed": lambda: signatures["serving_default"]}
+        signatures.update({key: own[key]() for key in TASK_SIGNATURES.get(self.spec.task_type, ())})
         return signatures
 
     # ------------------------------------------------------------------ pieces
@@ -154,6 +181,8 @@ class ServingModule(tf.Module):
         if task == "encoder":   # fixed seq_length: sequence_output keeps one shape
             out = self.encoder(self._pack(text, text_b), training=False)
             return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"]}
+        if task == "embedding":     # float32 from the pooling layer
+            return {EMBEDDINGS: self.model(self._pack(text, dynamic=True), training=False)}
         logits = tf.cast(self.model(self._pack(text, text_b, dynamic=True), training=False), tf.float32)
         if task == "regression":
             return {"score": logits[:, 0]}

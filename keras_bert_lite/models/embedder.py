@@ -8,6 +8,7 @@ from keras_bert_lite.models.encoder import encoder_inputs
 from keras_bert_lite.models.introspect import encoder_and_config
 
 EMBEDDINGS = "embeddings"    # the output's name, in exports too
+POOLING = "pooling"          # the pooling layer's name
 
 
 def build_embedder(config_or_encoder, pooling="mean", layers=(-1,), normalize: bool = False,
@@ -35,6 +36,22 @@ def build_embedder(config_or_encoder, pooling="mean", layers=(-1,), normalize: b
     blocks = encoder(inputs)["encoder_outputs"]
     features = [blocks[i] for i in layers]
     sequence = features[0] if len(features) == 1 else keras.layers.Concatenate(name="layers")(features)
-    pooled = SentencePooling(pooling, normalize=normalize, dtype="float32", name="pooling")(
+    pooled = SentencePooling(pooling, normalize=normalize, dtype="float32", name=POOLING)(
         sequence, inputs["input_mask"])
     return keras.Model(inputs, pooled, name=name)
+
+
+def is_embedder(model: keras.Model) -> bool:
+    """Whether `model` pools token vectors into text vectors (a `SentencePooling` layer: `build_embedder`'s)."""
+    return any(isinstance(layer, SentencePooling) for layer in model.layers)
+
+
+def pools_last_block(embedder: keras.Model) -> bool:
+    """Whether `embedder` (`build_embedder`'s, also after a `.keras` round trip) pools the encoder's last block
+    alone (`layers=(-1,)`), the one pipeline sentence-transformers' Transformer + Pooling modules can express."""
+    sequence = embedder.get_layer(POOLING).input[0]
+    history = sequence._keras_history            # (operation, node, tensor): which output of which layer
+    encoder = embedder.get_layer("encoder")
+    if history.operation is not encoder:         # a Concatenate of several blocks
+        return False
+    return keras.tree.flatten(encoder.output)[history.tensor_index] is encoder.output["sequence_output"]

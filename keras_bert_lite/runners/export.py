@@ -11,17 +11,27 @@ run's encoder, without its head) to <model_base_path>/encoder/<version>/ and its
 `--model` is a run directory (fine-tuning: model.keras + task.json; pretraining: encoder.keras) or a .keras file;
 its vocabulary, casing and task come from beside it (`keras_bert_lite.artifacts`). The flags below override or
 supply them for a bare .keras file; a casing that contradicts the vocabulary's is refused.
+
+Sentence embedders: a run that trained one (task.json's task_type "embedding") exports as it is; with
+`--task_type embedding`, `--model` may also be any checkpoint `kbl.load_embedder` reads, e.g. a sentence-transformers
+model, which pools, normalises and cuts texts as its own files say:
+
+    kbl-export --model path/to/all-MiniLM-L6-v2 --task_type embedding --model_base_path exports/minilm
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 
 from keras_bert_lite import artifacts
+from keras_bert_lite.checkpoints import embedding_settings, load_embedder
 from keras_bert_lite.export.exporter import MAX_VERSION, TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
+from keras_bert_lite.export.serving_module import signature_keys
 from keras_bert_lite.export.tf_hub import export_tf_hub
+from keras_bert_lite.models.embedder import is_embedder
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.runners.common import CommandJob, command
 from keras_bert_lite.runners.errors import SettingsError
@@ -42,7 +52,8 @@ class ExportJob(CommandJob):
     """The settings of kbl-export (one flag each)."""
 
     model: str = flag("", "a run directory (model.keras, task.json, vocab.txt), a pretraining run directory "
-                      "(encoder.keras) or a .keras file", group="export", required=True)
+                      "(encoder.keras) or a .keras file; with --task_type embedding also a Hugging Face or "
+                      "sentence-transformers checkpoint (directory or Hub name)", group="export", required=True)
     model_base_path: str = flag("", "versions are written to <this>/<version>/ (TF Serving's --model_base_path)",
                                 group="export", required=True)
     target: str = flag("tf-serving", "the runtime the export must load in (audited): tf-serving or portable (core "
@@ -87,7 +98,7 @@ def run(job: ExportJob) -> str:
 
 def _export(job: ExportJob) -> str:
     """`run`'s export: the model and its vocabulary loaded, casing resolved, written for --target."""
-    model, spec, vocab_path = artifacts.load_trained(job.model)
+    model, spec, vocab_path = _load(job)
     vocab_path = job.vocab or vocab_path
     if vocab_path is None:
         raise SettingsError(f"{job.model}: no vocab.txt beside the model; pass --vocab.")
@@ -99,7 +110,8 @@ def _export(job: ExportJob) -> str:
         if job.target == HF:
             labels = job.labels.split(",") if job.labels else (spec.labels or None if spec else None)
             path = export_hf(model, job.model_base_path, vocab.with_lower_case(lower_case), labels=labels,
-                             task_type=job.task_type or (spec.task_type if spec else None))
+                             task_type=job.task_type or (spec.task_type if spec else None),
+                             seq_length=spec.seq_length if spec else _default_seq_length(job, model))
             print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt)")
             return path
         if job.target == TF_HUB:
@@ -113,9 +125,32 @@ def _export(job: ExportJob) -> str:
                                   target=job.target, version=job.version, keep=job.keep)
     except (ExportRefusedError, FileExistsError, ValueError) as error:
         raise SettingsError(f"export failed: {error}") from None
-    print(f"exported {spec.task_type} model to {path} (target {job.target}; signatures serving_default, "
-          f"preprocess, encode{', classify' if spec.task_type == 'classification' else ''})")
+    print(f"exported {spec.task_type} model to {path} (target {job.target}; signatures "
+          f"{', '.join(signature_keys(spec.task_type))})")
     return path
+
+
+def _load(job: ExportJob):
+    """(model, task.json's spec or None, vocabulary path or None) of --model. `--task_type embedding` loads with
+    `load_embedder`: a run's embedder as saved, a sentence-transformers checkpoint as its files say, any other
+    encoder mean-pooled; task.json's spec is kept only when it is an embedding's."""
+    if job.task_type != "embedding":
+        return artifacts.load_trained(job.model)
+    found = artifacts.model_file(job.model, (artifacts.TASK_MODEL_FILE, artifacts.ENCODER_FILE))
+    spec_path = os.path.join(artifacts.run_dir_of(found), artifacts.TASK_SPEC_FILE) if found else ""
+    spec = artifacts.TaskSpec.load(spec_path) if os.path.isfile(spec_path) else None
+    return (load_embedder(job.model), spec if spec and spec.task_type == "embedding" else None,
+            artifacts.vocab_beside(job.model))
+
+
+def _default_seq_length(job: ExportJob, model) -> int:
+    """The length an export without task.json pads to: an embedder's sentence-transformers max_seq_length, else
+    its positions (sentence-transformers' own default); other models 128, or their positions if fewer."""
+    positions = max_positions(model if _is_encoder(model) else model.get_layer("encoder"))
+    if not is_embedder(model):
+        return min(128, positions)
+    settings = embedding_settings(job.model)
+    return settings.max_seq_length if settings and settings.max_seq_length else positions
 
 
 def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bool) -> artifacts.TaskSpec:
@@ -127,13 +162,16 @@ def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bo
     changes = {k: v for k, v in changes.items() if v is not None}
     if spec is not None:
         return dataclasses.replace(spec, **changes)
-    is_encoder = isinstance(model.output, dict) and "sequence_output" in model.output
-    if is_encoder:
-        changes.setdefault("task_type", "encoder")
+    if _is_encoder(model) or is_embedder(model):
+        changes.setdefault("task_type", "encoder" if _is_encoder(model) else "embedding")
     if "task_type" not in changes:
         raise SettingsError(f"{job.model}: no task.json beside the model; pass --task_type (and --labels).")
-    changes.setdefault("seq_length", min(128, max_positions(model if is_encoder else model.get_layer("encoder"))))
+    changes.setdefault("seq_length", _default_seq_length(job, model))
     return artifacts.TaskSpec(**changes)
+
+
+def _is_encoder(model) -> bool:
+    return isinstance(model.output, dict) and "sequence_output" in model.output
 
 
 parse_args, main = command(ExportJob, run, "Export a trained model as a text-in SavedModel for TF Serving.")

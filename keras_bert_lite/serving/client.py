@@ -5,6 +5,7 @@
     with ServingClient("bert", "127.0.0.1:8500") as client:
         outputs = client.predict(["a great movie", "a dull one"])      # {output key: np.ndarray}
         labels, probabilities = client.predict_labels(["a great movie"])
+        vectors = client.embed(["a great movie"])                      # an embedding model: [batch, D]
 
 Our text-in SavedModels take `text` (and `text_b` for pair tasks): tf.string [batch]. Every call has a deadline
 (`timeout`); failures raise `ServingClientError` carrying the gRPC code and the server's message, or its
@@ -24,6 +25,7 @@ TEXT = "text"
 TEXT_B = "text_b"
 LABEL = "label"
 PROBABILITIES = "probabilities"
+EMBEDDINGS = "embeddings"
 
 
 class ServingClientError(Exception):
@@ -95,11 +97,17 @@ class ServingClient:
             ServingClientError: When the signature has no `label` and `probabilities` outputs.
         """
         outputs = self.predict(texts, text_b, signature, version)
-        missing = {LABEL, PROBABILITIES} - set(outputs)
-        if missing:
-            raise ServingClientError(grpc.StatusCode.FAILED_PRECONDITION, f"signature '{signature}' has no output "
-                                     f"{sorted(missing)}; its outputs are {sorted(outputs)} (use predict())")
+        _require(outputs, (LABEL, PROBABILITIES), signature)
         return [_text(label) for label in outputs[LABEL]], outputs[PROBABILITIES]
+
+    def embed(self, texts, signature="serving_default", version=None):
+        """Returns the float32 vectors `[batch, D]` of an embedding model (output `embeddings`), one per text.
+
+        Raises:
+            ServingClientError: When the signature has no `embeddings` output.
+        """
+        outputs = self.predict(texts, signature=signature, version=version)
+        return _require(outputs, (EMBEDDINGS,), signature)[EMBEDDINGS]
 
     def classify(self, texts, text_b=None, signature="classify", version=None):
         """Calls the Classify API with one tf.Example per text (features `text` and `text_b`, bytes).
@@ -234,6 +242,15 @@ def _bytes(key, index, value):
         return bytes(value)
     raise TypeError(f"'{key}'[{index}] is not a string but {type(value).__name__} {value!r:.40}: pass str or UTF-8 "
                     f"bytes")
+
+
+def _require(outputs, keys, signature):
+    """`outputs`, if it holds every one of `keys`; else a FAILED_PRECONDITION error naming the outputs it has."""
+    missing = set(keys) - set(outputs)
+    if missing:
+        raise ServingClientError(grpc.StatusCode.FAILED_PRECONDITION, f"signature '{signature}' has no output "
+                                 f"{sorted(missing)}; its outputs are {sorted(outputs)} (use predict())")
+    return outputs
 
 
 def _text(value):

@@ -5,8 +5,10 @@
     printf "question\tpassage\n" | kbl-client --model_name bert --pairs
 
 Each output line holds the text (and text_b), then the signature's outputs for it, e.g.
-{"text": "a great movie", "label": "positive", "probabilities": [0.02, 0.98]}. Input is UTF-8 (a leading BOM is
-dropped); blank lines (nothing but whitespace) are skipped, every other line gets its output line.
+{"text": "a great movie", "label": "positive", "probabilities": [0.02, 0.98]}; an embedding model's line holds
+the text's vector, {"text": "a great movie", "embedding": [0.0123, -0.0456, ...]}. float32 values are written
+with the fewest digits that read back as the same float32. Input is UTF-8 (a leading BOM is dropped); blank lines
+(nothing but whitespace) are skipped, every other line gets its output line.
 """
 
 import argparse
@@ -17,6 +19,9 @@ import sys
 import numpy as np
 
 from keras_bert_lite.serving import ServingClient, ServingClientError
+from keras_bert_lite.serving.client import EMBEDDINGS
+
+PER_TEXT_KEYS = {EMBEDDINGS: "embedding"}   # a batch output's key -> its key on one text's line
 
 
 def parse_args(argv):
@@ -64,7 +69,8 @@ def main(argv=None):
                 outputs = client.predict(texts, text_b, signature=args.signature)
                 for index, row in enumerate(batch):
                     record = dict(zip(("text", "text_b"), row))
-                    record.update({key: _json_value(value[index]) for key, value in _ordered(outputs)})
+                    record.update({PER_TEXT_KEYS.get(key, key): _json_value(value[index])
+                                   for key, value in _ordered(outputs)})
                     print(json.dumps(record, ensure_ascii=False), flush=True)
     except ServingClientError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -144,6 +150,8 @@ def _json_value(value):
         return value.decode("utf-8", "replace")
     if isinstance(value, np.ndarray):
         return [_json_value(item) for item in value]
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return float(str(value))            # numpy's shortest text for this float32: 0.1, not 0.10000000149011612
     return value.item() if isinstance(value, np.generic) else value
 
 

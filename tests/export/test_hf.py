@@ -5,7 +5,8 @@ hf_export.npz is made by tests/golden/make_hf_export_goldens.py (`make goldens`)
 tests/golden/hf_export_models.py's tiny models. Each test exports the same model again and checks, against the
 golden: config.json equal to the one transformers read, every tensor of model.safetensors equal (name, shape,
 fingerprint) to the one transformers loaded, and our model's outputs equal to transformers' (<= 1e-5). So a wrong
-name, transposition, activation, label map or head fails here.
+name, transposition, activation, label map or head fails here. An embedder's export also gives, in
+sentence-transformers, our embedder's vectors (<= 1e-5), from the sentence-transformers files it read then.
 """
 
 import json
@@ -15,15 +16,16 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from keras_bert_lite import artifacts, build_classifier, build_encoder
+from keras_bert_lite import artifacts, build_classifier, build_embedder, build_encoder
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
 from keras_bert_lite.export.hf import export_hf
-from keras_bert_lite.text import BertTokenizer, Vocab
+from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from tests.conftest import GOLDEN_DIR
 from tests.golden import hf_export_models
 from tests.golden.hf_export_models import fingerprint
 
 INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+EMBEDDERS = [name for name, (kind, *_) in hf_export_models.MODELS.items() if kind.startswith("embedder")]
 TINY_HF = GOLDEN_DIR / "hf_tiny_pretraining"
 
 
@@ -43,6 +45,8 @@ def our_outputs(name, model, golden):
                                     feed["input_word_ids"].shape)
         out = model(dict(feed, masked_lm_positions=positions), training=False)
         return {"prediction_logits": out["mlm_logits"], "seq_relationship_logits": out["nsp_logits"]}
+    if name in EMBEDDERS:           # exported as BertModel: its encoder's outputs
+        model = model.get_layer("encoder")
     out = model(feed, training=False)
     return dict(out) if isinstance(out, dict) else {"logits": out}
 
@@ -63,7 +67,8 @@ def test_transformers_gives_our_outputs(name, golden, tmp_path):
 
     outputs = {k: np.asarray(v) for k, v in our_outputs(name, model, golden).items()}
     theirs = {k[len(name) + 2:]: v for k, v in golden.items()
-              if k.startswith(f"{name}__") and k.rsplit("__", 1)[1] not in ("config", "tensors", "token_ids")}
+              if k.startswith(f"{name}__") and k.rsplit("__", 1)[1] not in ("config", "tensors", "token_ids")
+              and not k.rsplit("__", 1)[1].startswith("sentence_")}
     assert theirs and set(theirs) <= set(outputs)
     mask = golden["choice_mask" if name == "multiple_choice" else "input_mask"]
     for key, reference in theirs.items():
@@ -72,6 +77,39 @@ def test_transformers_gives_our_outputs(name, golden, tmp_path):
         if reference.ndim >= 2 and reference.shape[:2] == mask.shape:     # per token: real tokens only
             ours, reference = ours[mask == 1], reference[mask == 1]
         assert np.abs(ours - reference).max() <= 1e-5, (key, float(np.abs(ours - reference).max()))
+
+
+@pytest.mark.parametrize("name", EMBEDDERS)
+def test_sentence_transformers_gives_our_embeddings(name, golden, tmp_path):
+    """SentenceTransformer(export).encode(texts), with its own tokenizer, pooling, normalisation and cut at
+    max_seq_length (6 tokens cut three of the four texts), equals our embedder on our tokenizer's ids."""
+    model, kwargs, _ = hf_export_models.build(name)
+    directory = hf_export_models.export(name, str(tmp_path / name))
+    files = {path: json.loads((tmp_path / name / path).read_text())
+             for path in ("modules.json", "1_Pooling/config.json", "sentence_bert_config.json")}
+    assert files == json.loads(str(golden[f"{name}__sentence_files"]))
+    seq_length = int(golden[f"{name}__sentence_max_seq_length"])
+    assert seq_length == kwargs.get("seq_length", 64)
+    vocab = Vocab.from_file(os.path.join(directory, "vocab.txt"))
+    ids = BertPacker(seq_length, vocab=vocab, dynamic=True)(BertTokenizer(vocab).tokenize(list(golden["texts"])))
+    ours = model(ids, training=False).numpy()
+    assert np.abs(ours - golden[f"{name}__sentence_embeddings"]).max() <= 1e-5
+
+
+@pytest.mark.parametrize("settings, problem", [
+    ({"layers": (-2,)}, "pools other blocks than the last one alone"),
+    ({"layers": (-2, -1)}, "pools other blocks than the last one alone"),
+    ({"pooling": ("mean", "cls")}, r"sentence-transformers joins modes in the order \['cls', 'max', 'mean'"),
+])
+def test_embedders_sentence_transformers_cannot_express_are_refused(tiny_config, tmp_path, settings, problem):
+    with pytest.raises(ValueError, match=problem):
+        export_hf(build_embedder(tiny_config, **settings), str(tmp_path / "hf"))
+    assert os.listdir(tmp_path) == []                                           # nothing, not even a temporary
+
+
+def test_an_embedders_seq_length_must_fit_its_positions(tiny_config, tmp_path):
+    with pytest.raises(ValueError, match=r"seq_length 65 is longer than the model's 64 positions"):
+        export_hf(build_embedder(tiny_config), str(tmp_path / "hf"), seq_length=65)
 
 
 @pytest.mark.parametrize("name", ["encoder", "token_classifier"])

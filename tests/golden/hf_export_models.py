@@ -7,8 +7,9 @@ them with transformers (in the goldens venv).
 
 Every weight is drawn large enough (kernels ~N(0, 0.2)) that the feed-forward pre-activations reach |x| ~ 1-3,
 where the exact (erf) and tanh GELUs differ by ~1e-3: a config that names the wrong GELU changes the outputs far
-beyond the tests' 1e-5. Models alternate the two GELUs. The token classifier has a cased vocabulary, the others
-an uncased one.
+beyond the tests' 1e-5. Models alternate the two GELUs. The token classifier and one embedder have a cased
+vocabulary, the others an uncased one. The embedders' exports carry sentence-transformers' files: one mean-pools
+and normalises, cutting texts at EMBEDDER_SEQ tokens (three of TEXTS are longer); the other joins three modes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))   # the repository ro
 WORDS = ["the", "film", "was", "good", "great", "fine", "bad", "awful", "poor", "paris", "london", "anna",
          "lives", "in", "who", "where", "does", "?", ",", ".", "!", "un", "##able", "##s", "##ing", "ber", "##t"]
 SEQ, BATCH, CHOICES = 16, 4, 3
+EMBEDDER_SEQ = 6
 CLASS_LABELS = ("negative", "neutral", "positive")
 TAG_LABELS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
 # name -> (builder, hidden_act, seed, cased vocabulary)
@@ -35,6 +37,8 @@ MODELS = {
     "token_classifier": ("token_classifier", "gelu_approx", 5, True),
     "span_labeler": ("span_labeler", "gelu", 6, False),
     "multiple_choice": ("multiple_choice", "gelu_approx", 7, False),
+    "embedder": ("embedder", "gelu", 8, False),
+    "embedder_joined": ("embedder_joined", "gelu_approx", 9, True),
 }
 TEXTS = ("The film was GOOD!", "Anna lives in Paris.", "unables berts", "Where does ANNA live?")
 
@@ -77,8 +81,8 @@ def set_weights(model, seed: int) -> None:
 
 def build(name: str):
     """(model, export_hf keyword arguments except the vocabulary, cased) of MODELS[name]."""
-    from keras_bert_lite import (build_classifier, build_encoder, build_multiple_choice, build_pretrainer,
-                                 build_span_labeler, build_token_classifier)
+    from keras_bert_lite import (build_classifier, build_embedder, build_encoder, build_multiple_choice,
+                                 build_pretrainer, build_span_labeler, build_token_classifier)
 
     kind, hidden_act, seed, cased = MODELS[name]
     cfg = config(hidden_act)
@@ -90,6 +94,8 @@ def build(name: str):
         "token_classifier": lambda: (build_token_classifier(cfg, 5, dropout=0.1), {"labels": TAG_LABELS}),
         "span_labeler": lambda: (build_span_labeler(cfg), {}),
         "multiple_choice": lambda: (build_multiple_choice(cfg, CHOICES, dropout=0.1), {}),
+        "embedder": lambda: (build_embedder(cfg, normalize=True), {"seq_length": EMBEDDER_SEQ}),
+        "embedder_joined": lambda: (build_embedder(cfg, pooling=("cls", "max", "mean_sqrt_len")), {}),
     }[kind]()
     set_weights(model, seed)
     return model, kwargs, cased

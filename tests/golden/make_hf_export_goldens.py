@@ -14,10 +14,13 @@ AutoTokenizer, runs it in eval mode on fixed inputs, and stores in hf_export.npz
     `seq_relationship_logits`, `logits`, `start_logits`/`end_logits`);
   * `<name>__config`: the config.json transformers read, and `<name>__tensors`: for each tensor of
     model.safetensors its name, shape and a position-weighted sum (`fingerprint`), so that the tests can check
-    that today's export still writes what transformers was given here.
+    that today's export still writes what transformers was given here;
+  * for an export with sentence-transformers' files (an embedder): `<name>__sentence_embeddings`,
+    `SentenceTransformer(DIR/<name>).encode(texts)` (its own tokenizer, pooling, normalisation and max_seq_length),
+    and `<name>__sentence_files`: the contents of those files, as read.
 
-Reference environment as for make_model_goldens.py (torch==2.13.0, transformers==5.23.0); the weights are
-float32 and every output is deterministic to ~1e-7.
+Reference environment as for make_model_goldens.py (torch==2.13.0, transformers==5.23.0) plus
+sentence-transformers==6.2.0; the weights are float32 and every output is deterministic to ~1e-7.
 """
 
 import json
@@ -25,6 +28,7 @@ import os
 import sys
 
 import numpy as np
+import sentence_transformers
 import torch
 import transformers
 from safetensors.numpy import load_file
@@ -41,6 +45,7 @@ AUTO = {
     "BertForQuestionAnswering": transformers.AutoModelForQuestionAnswering,
     "BertForMultipleChoice": transformers.AutoModelForMultipleChoice,
 }
+SENTENCE_FILES = ("modules.json", "1_Pooling/config.json", "sentence_bert_config.json")
 OUTPUTS = {
     "BertModel": ("last_hidden_state", "sequence_output", "pooler_output", "pooled_output"),
     "BertForPreTraining": ("prediction_logits", "prediction_logits", "seq_relationship_logits",
@@ -61,6 +66,19 @@ def inputs(rng, batch):
     word_ids *= mask
     type_ids = ((np.arange(SEQ)[None] >= lengths[:, None] // 2) * mask).astype(np.int32)
     return word_ids, mask, type_ids
+
+
+def sentence_goldens(name: str, directory: str) -> dict:
+    """sentence-transformers' vectors of TEXTS from the export in `directory`, and the files it read."""
+    model = sentence_transformers.SentenceTransformer(directory, device="cpu")
+    embeddings = model.encode(list(TEXTS), convert_to_numpy=True).astype(np.float32)
+    files = {}
+    for path in SENTENCE_FILES:
+        with open(os.path.join(directory, path), encoding="utf-8") as f:
+            files[path] = json.load(f)
+    return {f"{name}__sentence_embeddings": embeddings,
+            f"{name}__sentence_files": np.array(json.dumps(files, sort_keys=True)),
+            f"{name}__sentence_max_seq_length": np.array(model.max_seq_length)}
 
 
 def main(exports: str) -> None:
@@ -96,6 +114,8 @@ def main(exports: str) -> None:
         tensors = load_file(os.path.join(directory, "model.safetensors"))
         golden[f"{name}__tensors"] = np.array(json.dumps(
             [[key, list(value.shape), fingerprint(value)] for key, value in sorted(tensors.items())]))
+        if os.path.isfile(os.path.join(directory, SENTENCE_FILES[0])):
+            golden.update(sentence_goldens(name, directory))
         print(f"{name}: {architecture}, {len(tensors)} tensors, outputs {[p for p in pairs[1::2]]}")
     np.savez_compressed(os.path.join(HERE, "hf_export.npz"), **golden)
 
