@@ -48,8 +48,9 @@ METRICS_FILE = "metrics.json"
 CHECKPOINTS_DIR = "checkpoints"
 
 DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad.py
+DEFAULT_TOP_K = 5                  # tokens per mask, as Hugging Face's fill-mask pipeline
 TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder",
-              "embedding")
+              "embedding", "fill_mask")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,6 +67,7 @@ class TaskSpec:
         num_choices: choices per example (multiple choice).
         max_query_length: question tokens kept (span; 0: what the context leaves), as the run kept them.
         max_answer_length: the longest answer in tokens (span; 0: `DEFAULT_MAX_ANSWER_LENGTH`), as the run's.
+        top_k: tokens per mask (fill_mask, a pretrainer's masked-LM head; 0: `DEFAULT_TOP_K`).
     """
 
     task_type: str
@@ -76,6 +78,7 @@ class TaskSpec:
     num_choices: int = 0
     max_query_length: int = 0
     max_answer_length: int = 0
+    top_k: int = 0
 
     def __post_init__(self):
         if self.task_type not in TASK_TYPES:
@@ -93,6 +96,10 @@ class TaskSpec:
             raise ValueError("max_query_length and max_answer_length are settings of span tasks.")
         if min(self.max_query_length, self.max_answer_length) < 0:
             raise ValueError("max_query_length and max_answer_length must be >= 0 (0: the default).")
+        if self.task_type == "fill_mask" and (len(self.text_fields) != 1 or self.labels):
+            raise ValueError("A fill_mask model takes one text (with [MASK] in it) and has no labels.")
+        if (self.top_k and self.task_type != "fill_mask") or self.top_k < 0:
+            raise ValueError(f"top_k {self.top_k}: a setting of fill_mask tasks, >= 1 (0: {DEFAULT_TOP_K}).")
         object.__setattr__(self, "labels", tuple(self.labels))
         object.__setattr__(self, "text_fields", tuple(self.text_fields))
 

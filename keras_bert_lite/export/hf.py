@@ -160,7 +160,7 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
 def _structure(model: keras.Model, task_type: str | None):
     """(our task type, the encoder, the head's LogitsHead or None) of a keras_bert_lite model."""
     if isinstance(model, BertPretrainer):
-        return _checked("pretrainer", task_type), model.encoder, None
+        return _checked("pretrainer", None if task_type == "fill_mask" else task_type), model.encoder, None
     names = {layer.name for layer in model.layers}
     if {"embeddings", "layer_0"} <= names:
         return _checked("encoder", task_type), model, None

@@ -14,7 +14,13 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
       `text_b`, `score` and `null_score` float32, each `[batch]`;
     - encoder: `pooled_output` `[batch, H]`, `sequence_output` `[batch, seq_length, H]`;
     - embedding (`build_embedder`'s models): `embeddings` float32 `[batch, D]`, one vector per text (texts cut at
-      seq_length tokens, as sentence-transformers cuts them at its max_seq_length).
+      seq_length tokens, as sentence-transformers cuts them at its max_seq_length);
+    - fill_mask (a `BertPretrainer`; "[MASK]" in `text` is the mask token, as in Hugging Face's pipeline): per
+      mask, in order, the top_k tokens (`tokens` string, `token_ids` int32) and their probabilities (`scores`
+      float32), each `[batch, max_masks, top_k]`, and `mask_positions` int32 `[batch, max_masks]` (in the packed
+      sequence, [CLS] being 0); max_masks is the most masks in a text of the batch, and a text's slots beyond its
+      own masks hold "" / -1 / 0.0 / -1 (all of them for a text without a mask, or whose masks lie past
+      seq_length - 2 tokens, which are cut).
 * `preprocess`: the same text inputs -> `input_word_ids`, `input_mask`, `input_type_ids` int32
   `[batch, seq_length]` (seq_length fixed at export).
 * `encode`: those three inputs (`[batch, seq]`, any seq <= max_position_embeddings) -> `pooled_output`,
@@ -25,7 +31,8 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
 * `classify` (classification only): TF Serving's Classify API: `inputs`, serialized `tf.Example`s with bytes
   features `text` (and `text_b`) -> `classes` string `[batch, C]` (the label names) and `scores` float32
   `[batch, C]`.
-* `embed` (embedding only): serving_default's function under a name that says what it does.
+* `embed` (embedding only), `fill_mask` (fill_mask only): serving_default's function under a name that says what
+  it does.
 """
 
 from __future__ import annotations
@@ -34,19 +41,23 @@ import functools
 
 import tensorflow as tf
 
-from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, TaskSpec
+from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, DEFAULT_TOP_K, TaskSpec
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.introspect import max_positions
+from keras_bert_lite.models.masked_predictions import masked_token_predictions
+from keras_bert_lite.models.pretrainer import BertPretrainer
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from keras_bert_lite.text.masked_text import tokenize_keeping_masks
 from keras_bert_lite.text.packing import truncated_lengths
 from keras_bert_lite.text.tokenizer import WORD_SEPARATOR
 
 _HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"   # holds a whitespace or separator character
 _NEG = -1e9
 SIGNATURES = ("serving_default", "preprocess", "encode")                    # every export's
-TASK_SIGNATURES = {"classification": ("classify",), "embedding": ("embed",)}   # and a task's own
+TASK_SIGNATURES = {"classification": ("classify",), "embedding": ("embed",),     # and a task's own
+                   "fill_mask": ("fill_mask",)}
 
 
 def signature_keys(task_type: str) -> tuple[str, ...]:
@@ -70,6 +81,22 @@ def _check_embedder(model, spec: TaskSpec) -> None:
     if spec.task_type == "embedding" and not is_embedder(model):
         raise ValueError(f"task_type 'embedding' needs an embedder (build_embedder, load_embedder); model "
                          f"{model.name!r} has no pooling layer.")
+
+
+def _check_masked_lm(model, spec: TaskSpec) -> None:
+    """Refuses a pretrainer exported as another task type, another model for fill_mask, and a top_k beyond the
+    vocabulary.
+
+    Raises:
+        ValueError: naming the model, the task type or top_k.
+    """
+    if isinstance(model, BertPretrainer) != (spec.task_type == "fill_mask"):
+        raise ValueError(f"task_type {spec.task_type!r} for model {model.name!r}: a BertPretrainer exports with "
+                         "task_type 'fill_mask' (its masked-LM head; its encoder alone with 'encoder'), and only "
+                         "a BertPretrainer (load_masked_lm) does.")
+    vocab_size = model.get_layer("masked_lm").vocab_size if spec.task_type == "fill_mask" else 0
+    if spec.top_k > vocab_size:
+        raise ValueError(f"top_k {spec.top_k} is more than the model's {vocab_size} tokens.")
 
 
 def _check_spec(model, encoder, spec: TaskSpec) -> None:
@@ -111,6 +138,7 @@ class ServingModule(tf.Module):
                              "is application-specific); export its encoder (task_type 'encoder') and build the "
                              "choice pairs in the client with the `preprocess` signature of that export.")
         _check_embedder(model, spec)
+        _check_masked_lm(model, spec)
         self.model = model
         self.encoder = model if spec.task_type == "encoder" else model.get_layer("encoder")
         _check_spec(model, self.encoder, spec)
@@ -122,6 +150,8 @@ class ServingModule(tf.Module):
         self.dynamic_packer = BertPacker(spec.seq_length, vocab=vocab, dynamic=True)
         self.max_answer_length = spec.max_answer_length or DEFAULT_MAX_ANSWER_LENGTH
         self.labels = tf.constant(list(spec.labels) or [""], tf.string)
+        self.top_k = spec.top_k or DEFAULT_TOP_K
+        self.tokens = tf.constant(vocab.tokens, tf.string)    # in a SavedModel only where a signature uses it
 
         # Traced once and called from every signature and text field: the SavedModel holds one copy of the
         # tokenizer's graph (several hundred ops), and exporting traces it once.
@@ -154,15 +184,21 @@ class ServingModule(tf.Module):
         own = {  # classify parses tf.Examples, then calls serving_default's function
             "classify": lambda: function(lambda inputs: self._classify(inputs, serve), input_signature=[
                 tf.TensorSpec([None], tf.string, name="inputs")]).get_concrete_function(),
-            "embed": lambda: signatures["serving_default"]}
+            "embed": lambda: signatures["serving_default"], "fill_mask": lambda: signatures["serving_default"]}
         signatures.update({key: own[key]() for key in TASK_SIGNATURES.get(self.spec.task_type, ())})
         return signatures
 
     # ------------------------------------------------------------------ pieces
     def _pack(self, text, text_b=None, dynamic=False):
-        first = self._tokenize(text)
+        first = self._tokens(text)
         second = None if text_b is None else self._tokenize(text_b)
         return (self.dynamic_packer if dynamic else self.packer)(first, second)
+
+    def _tokens(self, text):
+        """`text`'s ids; a fill_mask export's keep each "[MASK]" as the mask token."""
+        if self.spec.task_type == "fill_mask":
+            return tokenize_keeping_masks(self._tokenize, text, self.tokenizer.vocab)
+        return self._tokenize(text)
 
     def _call_encoder(self, inputs):
         return self.encoder(inputs, training=False)
@@ -181,6 +217,8 @@ class ServingModule(tf.Module):
         if task == "encoder":   # fixed seq_length: sequence_output keeps one shape
             out = self.encoder(self._pack(text, text_b), training=False)
             return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"]}
+        if task == "fill_mask":
+            return self._fill_masks(text)
         if task == "embedding":     # float32 from the pooling layer
             return {EMBEDDINGS: self.model(self._pack(text, dynamic=True), training=False)}
         logits = tf.cast(self.model(self._pack(text, text_b, dynamic=True), training=False), tf.float32)
@@ -189,6 +227,14 @@ class ServingModule(tf.Module):
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
         return {"logits": logits, "probabilities": tf.nn.softmax(logits), "label_id": label_id,
                 "label": tf.gather(self.labels, label_id)}
+
+    def _fill_masks(self, text):
+        """The top_k tokens and probabilities per mask (`masked_token_predictions`), with the tokens' strings."""
+        out = masked_token_predictions(self.model, self._pack(text, dynamic=True), self.tokenizer.vocab.mask_id,
+                                       self.top_k)
+        real = out["token_ids"] >= 0
+        out["tokens"] = tf.where(real, tf.gather(self.tokens, tf.maximum(out["token_ids"], 0)), "")
+        return out
 
     def _classify(self, inputs, serve):
         features = {name: tf.io.FixedLenFeature([], tf.string, default_value="") for name in self.spec.text_fields}

@@ -17,6 +17,12 @@ Sentence embedders: a run that trained one (task.json's task_type "embedding") e
 model, which pools, normalises and cuts texts as its own files say:
 
     kbl-export --model path/to/all-MiniLM-L6-v2 --task_type embedding --model_base_path exports/minilm
+
+Fill-mask: `--task_type fill_mask` exports a pretraining run, or any checkpoint `kbl.load_masked_lm` reads (a Hugging
+Face BertForMaskedLM or BertForPreTraining, an original TF1 checkpoint), with its masked-LM head: the `fill_mask`
+signature (also `serving_default`) gives the `--top_k` most probable tokens for each [MASK] of a text:
+
+    kbl-export --model runs/pretrain --task_type fill_mask --top_k 10 --model_base_path exports/fill_mask
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import os
 import sys
 
 from keras_bert_lite import artifacts
-from keras_bert_lite.checkpoints import embedding_settings, load_embedder
+from keras_bert_lite.checkpoints import embedding_settings, load_embedder, load_masked_lm
 from keras_bert_lite.export.exporter import MAX_VERSION, TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
 from keras_bert_lite.export.serving_module import signature_keys
@@ -43,8 +49,8 @@ _OVERRIDES = "overrides (for a model without task.json or vocab.txt beside it)"
 HF = "hf"   # a Hugging Face transformers directory (export.hf), written to --model_base_path itself
 TF_HUB = "tf-hub"
 # The flags a target has no use for (tf-serving and portable use them all).
-UNUSED_FLAGS = {HF: ("version", "keep", "seq_length", "pair", "max_query_length", "max_answer_length"),
-                TF_HUB: ("task_type", "labels", "pair", "max_query_length", "max_answer_length")}
+UNUSED_FLAGS = {HF: ("version", "keep", "seq_length", "pair", "max_query_length", "max_answer_length", "top_k"),
+                TF_HUB: ("task_type", "labels", "pair", "max_query_length", "max_answer_length", "top_k")}
 
 
 @dataclasses.dataclass
@@ -78,6 +84,8 @@ class ExportJob(CommandJob):
     max_answer_length: int | None = flag(None, "span tasks: the longest answer, in tokens (default: the run's, "
                                          f"else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})", group=_OVERRIDES, type=int,
                                          minimum=1)
+    top_k: int | None = flag(None, f"fill_mask: tokens per mask (default {artifacts.DEFAULT_TOP_K}; at most the "
+                             "vocabulary's size)", group=_OVERRIDES, type=int, minimum=1)
 
     def check(self) -> None:
         """Refuses flags that --target has no use for (`UNUSED_FLAGS`), which it would ignore."""
@@ -87,6 +95,8 @@ class ExportJob(CommandJob):
         if unused:
             raise SettingsError(f"--target {self.target} does not use {', '.join(unused)}: drop "
                                 f"{'it' if len(unused) == 1 else 'them'}.")
+        if self.top_k is not None and self.task_type not in ("", "fill_mask"):
+            raise SettingsError(f"--top_k is a setting of --task_type fill_mask, not {self.task_type}: drop it.")
 
 
 def run(job: ExportJob) -> str:
@@ -134,6 +144,8 @@ def _load(job: ExportJob):
     """(model, task.json's spec or None, vocabulary path or None) of --model. `--task_type embedding` loads with
     `load_embedder`: a run's embedder as saved, a sentence-transformers checkpoint as its files say, any other
     encoder mean-pooled; task.json's spec is kept only when it is an embedding's."""
+    if job.task_type == "fill_mask":        # a pretraining run's pretrainer.keras, or any checkpoint with the head
+        return load_masked_lm(job.model), None, artifacts.vocab_beside(job.model)
     if job.task_type != "embedding":
         return artifacts.load_trained(job.model)
     found = artifacts.model_file(job.model, (artifacts.TASK_MODEL_FILE, artifacts.ENCODER_FILE))
@@ -158,7 +170,7 @@ def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bo
     changes = {"task_type": job.task_type or None, "seq_length": job.seq_length,
                "labels": tuple(job.labels.split(",")) if job.labels else None, "lower_case": lower_case,
                "text_fields": ("text", "text_b") if job.pair else None, "max_query_length": job.max_query_length,
-               "max_answer_length": job.max_answer_length}
+               "max_answer_length": job.max_answer_length, "top_k": job.top_k}
     changes = {k: v for k, v in changes.items() if v is not None}
     if spec is not None:
         return dataclasses.replace(spec, **changes)
