@@ -24,6 +24,8 @@ _EXPORTS = {
     "load_encoder": "keras_bert_lite.checkpoints", "load_pretrainer": "keras_bert_lite.checkpoints",
     "load_embedder": "keras_bert_lite.checkpoints", "load_masked_lm": "keras_bert_lite.checkpoints",
     "fill_mask": "keras_bert_lite.mask_filling", "MaskFill": "keras_bert_lite.mask_filling",
+    "embed": "keras_bert_lite.text_embedding", "load_text_embedder": "keras_bert_lite.text_embedding",
+    "TextEmbedder": "keras_bert_lite.models.text_embedder",
     "export_hf": "keras_bert_lite.export.hf", "load_model": "keras_bert_lite.saving",
     **{name: "keras_bert_lite.models" for name in (
         "BertPretrainer", "build_classifier", "build_embedder", "build_encoder", "build_multiple_choice",

@@ -14,6 +14,7 @@ TOOLS = """command-line tools (each also runs as the script in tasks/ or export/
   kbl-pairs     train a text embedder on text pairs           tasks/run_pairs.py
   kbl-export    export a text-in SavedModel for TF Serving    export/export_saved_model.py
   kbl-fill-mask the most probable tokens for each [MASK]      tasks/fill_mask.py
+  kbl-embed     one vector per text (sentence embeddings)     tasks/embed.py
   kbl-serve     local TF Serving-protocol gRPC server         python -m keras_bert_lite.serving
   kbl-client    send texts to a served model                  export/client.py
   kbl-demo      the whole story on shipped data               make demo"""

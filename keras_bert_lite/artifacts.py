@@ -32,6 +32,7 @@ import zipfile
 import keras
 
 from keras_bert_lite.hub_names import resolve_model
+from keras_bert_lite.text.vocab import Vocab, table_mismatch
 from keras_bert_lite.utils.errors import InputFileError
 from keras_bert_lite.utils.files import atomic_write_text
 
@@ -181,9 +182,10 @@ def load_keras_file(path: str, **kwargs) -> keras.Model:
     return keras.saving.load_model(path, **kwargs)
 
 
-def init_vocab(vocab: str, init: str) -> str:
+def init_vocab(vocab: str, init: str, init_flag: str = "--init") -> str:
     """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format, also a
-    Hugging Face model name or a `.zip` archive: `hub_names.resolve_model`).
+    Hugging Face model name or a `.zip` archive: `hub_names.resolve_model`); `init_flag`: how the command calls
+    `--init`, for the message.
 
     Raises:
         FileNotFoundError: neither is there; the message says how to make or pass one.
@@ -195,7 +197,7 @@ def init_vocab(vocab: str, init: str) -> str:
     found = vocab_beside(init) if init else None
     if found:
         return found
-    raise FileNotFoundError("--vocab is required: no vocab.txt or tokenizer.json beside --init. Build one with "
+    raise FileNotFoundError(f"--vocab is required: no vocab.txt or tokenizer.json beside {init_flag}. Build one with "
                             "kbl-vocab, or pass the one the model was trained with.")
 
 
@@ -205,6 +207,30 @@ def vocab_beside(model: str) -> str | None:
     model = resolve_model(model)
     base = run_dir_of(model) if os.path.exists(model) else os.path.dirname(model)   # a TF1 prefix has no file
     return next((os.path.join(base, n) for n in VOCAB_FILES if os.path.exists(os.path.join(base, n))), None)
+
+
+def vocab_for(model_or_path, vocab: Vocab | str | None, table_rows: int) -> Vocab:
+    """A model's vocabulary for the Python API: `vocab` (a `Vocab` or a vocab.txt / tokenizer.json path), else the
+    one beside `model_or_path` when it is a path (`vocab_beside`), not a model object.
+
+    Args:
+        model_or_path: a keras.Model, or the path or Hub name it was loaded from.
+        vocab: the caller's vocabulary, or None.
+        table_rows: the rows of the model's token embedding table, which the vocabulary must fit.
+
+    Raises:
+        ValueError: no vocabulary given or beside the model, or one that does not fit the table.
+    """
+    is_path = not isinstance(model_or_path, keras.Model)
+    vocab = vocab if vocab is not None or not is_path else vocab_beside(model_or_path)
+    if vocab is None:
+        where = f"{model_or_path}: no vocab.txt or tokenizer.json beside it" if is_path else "a model object"
+        raise ValueError(f"{where}; pass vocab= (the vocabulary the model was trained with).")
+    vocab = vocab if isinstance(vocab, Vocab) else Vocab.from_file(vocab)
+    mismatch = table_mismatch(table_rows, vocab)
+    if mismatch:
+        raise ValueError(f"{mismatch[0].upper()}{mismatch[1:]}: pass the vocabulary the model was trained with.")
+    return vocab
 
 
 def load_trained(path: str):

@@ -24,7 +24,6 @@ from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.models.masked_predictions import masked_token_predictions
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.masked_text import tokenize_keeping_masks
-from keras_bert_lite.text.vocab import table_mismatch
 from keras_bert_lite.utils.bounds import check_argument
 
 MASK = "[MASK]"
@@ -103,16 +102,7 @@ def masked_lm_and_vocab(model_or_path, vocab: Vocab | str | None) -> tuple[BertP
     if not isinstance(pretrainer, BertPretrainer):
         raise TypeError(f"fill_mask needs a BertPretrainer (a masked-LM head); got {type(pretrainer).__name__} "
                         f"{pretrainer.name!r}: pass a checkpoint with one, or kbl.load_masked_lm(path).")
-    is_path = not isinstance(model_or_path, keras.Model)
-    vocab = vocab if vocab is not None or not is_path else artifacts.vocab_beside(model_or_path)
-    if vocab is None:
-        where = f"{model_or_path}: no vocab.txt or tokenizer.json beside it" if is_path else "a model object"
-        raise ValueError(f"{where}; pass vocab= (the vocabulary the model was trained with).")
-    vocab = vocab if isinstance(vocab, Vocab) else Vocab.from_file(vocab)
-    mismatch = table_mismatch(pretrainer.get_layer("masked_lm").vocab_size, vocab)
-    if mismatch:
-        raise ValueError(f"{mismatch[0].upper()}{mismatch[1:]}: pass the vocabulary the model was trained with.")
-    return pretrainer, vocab
+    return pretrainer, artifacts.vocab_for(model_or_path, vocab, pretrainer.get_layer("masked_lm").vocab_size)
 
 
 def check_texts(texts: list[str], lengths, mask_counts, positions: int) -> None:

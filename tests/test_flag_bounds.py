@@ -26,7 +26,8 @@ import pytest
 
 from keras_bert_lite import BertConfig
 from keras_bert_lite.data.pretraining import pretraining_dataset
-from keras_bert_lite.runners import demo, export, fill_mask, finetune, glue, ner, pairs, pretrain, squad, swag, vocab
+from keras_bert_lite.runners import (demo, embed, export, fill_mask, finetune, glue, ner, pairs, pretrain, squad, swag,
+                                     vocab)
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import build_parser, check_flags, distinct_integers, option_names, parse_job
 from keras_bert_lite.serving import client_cli
@@ -67,6 +68,9 @@ COMMANDS = {
     "kbl-demo": Command(demo.DemoJob, demo.main, lambda tmp: ["--runs_dir", str(tmp / "run")]),
     "kbl-fill-mask": Command(fill_mask.FillMaskJob, fill_mask.main, lambda tmp: ["--model", str(tmp / "run"),
                                                                                  "a [MASK]"]),
+    "kbl-embed": Command(embed.EmbedJob, embed.main, lambda tmp: ["--model", str(tmp / "model"), "--input",
+                                                                  str(tmp / "texts.txt"), "--output",
+                                                                  str(tmp / "run" / "vectors.npy")]),
 }
 
 # The serving commands' own argparse (serving/ imports nothing else of the package): a value out of range of each

@@ -294,7 +294,8 @@ def _separator_hint(found: list[str]) -> str:
 
 def require_text(path: str, lines: list[int], name: str, values: list) -> None:
     """Raises a `DataError` ("path:line: field ... is ..., not text") for the first value of column `name` that
-    is not a string (JSONL: a number, null, a list); `lines` are the values' line numbers."""
+    is not a string (JSONL: a number, null, a list, written as JSON); `lines` are the values' line numbers."""
     for line, value in zip(lines, values):
         if not isinstance(value, str):
-            raise DataError(f"{path}:{line}: field {name!r} is {value!r}, not text.")
+            raise DataError(f"{path}:{line}: field {name!r} is {json.dumps(value, ensure_ascii=False)}, not text; "
+                            "write it as a JSON string (in double quotes).")

@@ -189,6 +189,10 @@ def fill_mask():
     _run("keras_bert_lite.runners.fill_mask")
 
 
+def embed():
+    _run("keras_bert_lite.runners.embed")
+
+
 def demo():
     sys.exit(_run("keras_bert_lite.runners.demo"))
 

@@ -103,10 +103,16 @@ def set_precision(job: RunJob) -> None:
 
 def run_vocab(job: RunJob) -> Vocab:
     """The run's vocabulary (--vocab or beside --init) with its casing resolved against --lower_case."""
-    path = artifacts.init_vocab(job.vocab, job.init)
+    return model_vocab(job.vocab, job.init, job.lower_case)
+
+
+def model_vocab(vocab_flag: str, model: str, lower_case: bool | None, model_flag: str = "--init") -> Vocab:
+    """The vocabulary --vocab names (`vocab_flag`), else the one beside the model (`model`, given as
+    `model_flag`), with its casing resolved against --lower_case (`lower_case`)."""
+    path = artifacts.init_vocab(vocab_flag, model, model_flag)
     vocab = Vocab.from_file(path)
     try:
-        return vocab.with_lower_case(vocab.resolve_lower_case(job.lower_case, "--lower_case"),
+        return vocab.with_lower_case(vocab.resolve_lower_case(lower_case, "--lower_case"),
                                      casing_source=vocab.casing_source)
     except ValueError as error:
         raise SettingsError(f"{path}: {error}") from None

@@ -54,7 +54,7 @@ def test_swag_errors(tmp_path):
     row = {"sent1": "a", "sent2": "b", "ending0": "w", "ending1": "x", "ending2": "y", "ending3": "z", "label": 0}
     for field, value in (("ending0", None), ("sent1", 5)):
         (tmp_path / "bad.jsonl").write_text(json.dumps(row) + "\n" + json.dumps({**row, field: value}) + "\n")
-        with pytest.raises(DataError, match=rf"bad.jsonl:2: field '{field}' is {value}, not text"):
+        with pytest.raises(DataError, match=rf"bad.jsonl:2: field '{field}' is {json.dumps(value)}, not text; write "):
             swag.read_swag_csv(str(tmp_path / "bad.jsonl"))
 
 
