@@ -46,7 +46,7 @@ class MaskFill(typing.NamedTuple):
     scores: tuple[float, ...]
 
 
-def fill_mask(model_or_path, texts, top_k: int = 5, *, vocab: Vocab | str | None = None,
+def fill_mask(model_or_path, texts, top_k: int = artifacts.DEFAULT_TOP_K, *, vocab: Vocab | str | None = None,
               lower_case: bool | None = None, batch_size: int = 32):
     """The `top_k` most probable tokens for each `[MASK]` in `texts`.
 

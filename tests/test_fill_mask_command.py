@@ -73,12 +73,12 @@ def test_a_text_without_a_mask_is_named_before_the_model_loads(monkeypatch, caps
 
 def test_the_vocabulary_and_top_k_are_checked_with_the_flags_names(capsys):
     pretraining = str(GOLDEN_DIR / "hf_tiny_pretraining")
-    assert error_line(["--model", pretraining, "a [MASK]"], capsys) == (
-        f"error: --model {pretraining}: no vocab.txt or tokenizer.json beside it; pass --vocab.")
+    assert error_line(["--model", pretraining, "a [MASK]"], capsys).startswith(
+        "error: --vocab is required: no vocab.txt or tokenizer.json beside --model.")
     assert error_line(["--model", MODEL, "--top_k", "121", "a [MASK]"], capsys) == (
         f"error: --top_k 121 is more than the 120 tokens of {MODEL}/vocab.txt.")
-    assert error_line(["--model", MODEL, "--lower_case", "false", "a [MASK]"], capsys).startswith(
-        "error: --lower_case false contradicts the vocabulary")
+    assert "--lower_case false contradicts the vocabulary" in error_line(
+        ["--model", MODEL, "--lower_case", "false", "a [MASK]"], capsys)
 
 
 def test_a_checkpoint_without_a_masked_lm_head_is_one_error_line(tmp_path, capsys):

@@ -20,7 +20,7 @@ import sys
 
 from keras_bert_lite import artifacts
 from keras_bert_lite.mask_filling import MASK, fill_mask
-from keras_bert_lite.runners.common import CommandJob, command
+from keras_bert_lite.runners.common import CommandJob, command, model_vocab
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, true_or_false
 from keras_bert_lite.text import Vocab
@@ -38,8 +38,8 @@ class FillMaskJob(CommandJob):
     vocab: str = flag("", "vocab.txt or tokenizer.json (default: the one beside --model)", group="model")
     lower_case: bool | None = flag(None, "true: uncased vocabulary, false: cased (default: the vocabulary's)",
                                    group="model", type=true_or_false, metavar="true|false")
-    top_k: int = flag(5, "tokens per mask, most probable first (at most the vocabulary's size)", group="output",
-                      type=int, minimum=1)
+    top_k: int = flag(artifacts.DEFAULT_TOP_K, "tokens per mask, most probable first (at most the vocabulary's "
+                      "size)", group="output", type=int, minimum=1)
     json: bool = flag(False, "one JSON object per text and line instead of a table", group="output",
                       action="store_true")
 
@@ -78,20 +78,12 @@ def _check_masks(named: list[tuple[str, str]]) -> None:
 
 
 def _vocab(job: FillMaskJob) -> Vocab:
-    """--vocab, else the vocabulary beside --model, with its casing resolved against --lower_case; refused
-    when --top_k exceeds its size.
-
-    Raises:
-        ValueError: --lower_case contradicts the casing recorded beside the vocabulary.
-    """
-    path = job.vocab or artifacts.vocab_beside(job.model)
-    if not path:
-        raise SettingsError(f"--model {job.model}: no vocab.txt or tokenizer.json beside it; pass --vocab.")
-    vocab = Vocab.from_file(path)
+    """--vocab, else the vocabulary beside --model, with its casing resolved (`common.model_vocab`); refused when
+    --top_k exceeds its size."""
+    vocab = model_vocab(job.vocab, job.model, job.lower_case, "--model")
     if job.top_k > len(vocab):
-        raise SettingsError(f"--top_k {job.top_k} is more than the {len(vocab)} tokens of {path}.")
-    return vocab.with_lower_case(vocab.resolve_lower_case(job.lower_case, "--lower_case"),
-                                 casing_source=vocab.casing_source)
+        raise SettingsError(f"--top_k {job.top_k} is more than the {len(vocab)} tokens of {vocab.source}.")
+    return vocab
 
 
 def table(text: str, masks) -> str:
