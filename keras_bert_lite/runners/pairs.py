@@ -9,9 +9,10 @@ question and its answer, a text and its paraphrase). For a batch of n pairs, eac
 positive among the batch's n positives; a larger --batch_size gives more negatives. Texts that repeat in several
 pairs are false negatives when they meet in a batch (warned of).
 
-The embedder pools as --init's sentence-transformers files say (pooling mode, normalisation), or as the flags
-do (--pooling, default mean; --normalize, default true: the loss compares directions only, so the vectors'
-lengths mean nothing, and normalised vectors make a dot product their cosine); a flag given wins.
+The embedder pools as --init does: a sentence-transformers checkpoint as its files say (pooling mode,
+normalisation), an earlier kbl-pairs run as its embedder; else mean pooling, normalised (the loss compares
+directions only, so the vectors' lengths mean nothing, and normalised vectors make a dot product their cosine).
+--pooling and --normalize, when given, win.
 
 Dev metrics: recall_at_1 (picks the best epoch) and mrr of each dev anchor retrieving its own positive among all
 distinct dev positives by cosine. The run directory (`runners.finetune`) gets `model.keras`, the embedder of the
@@ -24,12 +25,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import os
 import sys
 
+from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import embedding_settings
 from keras_bert_lite.data.pairs import read_pairs
 from keras_bert_lite.data.records import QUOTING
 from keras_bert_lite.layers.pooling import POOLING_MODES
+from keras_bert_lite.models.embedder import POOLING, is_embedder
 from keras_bert_lite.runners import common
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
@@ -87,9 +91,9 @@ def run(job: PairsJob) -> dict:
 
 
 def pooling_settings(job: PairsJob) -> EmbeddingSettings:
-    """The embedder's pooling and normalisation: the flags given, else --init's sentence-transformers settings,
-    else mean pooling, normalised."""
-    found = embedding_settings(job.init) if job.init else None
+    """The embedder's pooling and normalisation: the flags given, else --init's (`init_settings`), else mean
+    pooling, normalised."""
+    found = init_settings(job.init) if job.init else None
     base = found or EmbeddingSettings(normalize=True)
     settings = EmbeddingSettings((job.pooling,) if job.pooling else base.pooling,
                                  base.normalize if job.normalize is None else job.normalize)
@@ -97,6 +101,18 @@ def pooling_settings(job: PairsJob) -> EmbeddingSettings:
                 "normalised" if settings.normalize else "not normalised",
                 f"as {job.init} says, unless a flag says otherwise" if found else "flags and defaults")
     return settings
+
+
+def init_settings(init: str) -> EmbeddingSettings | None:
+    """The pooling and normalisation of the model `init` names: an embedder's own (the `.keras` file or run
+    directory of an earlier kbl-pairs run), or a sentence-transformers checkpoint's (`embedding_settings`); None
+    for other models."""
+    saved = artifacts.model_file(init, (artifacts.TASK_MODEL_FILE,))
+    if not (saved and os.path.isfile(saved)):
+        return embedding_settings(init)
+    model = artifacts.load_keras_file(saved)
+    pooling = model.get_layer(POOLING) if is_embedder(model) else None
+    return EmbeddingSettings(pooling.modes, pooling.normalize) if pooling else None
 
 
 parse_args, main = common.command(PairsJob, run, "Train a text embedder on (anchor, positive) pairs with "

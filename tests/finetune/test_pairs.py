@@ -18,6 +18,7 @@ from keras_bert_lite.runners.pairs import main, parse_args, pooling_settings, ru
 from keras_bert_lite.runners.tasks.pairs import PairsTask
 from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, write_embedding_settings
 from keras_bert_lite.text import BertPacker
+from keras_bert_lite.utils.files import atomic_save_model
 from tests.finetune.conftest import read_tsv, text_pipeline
 
 # A paraphrase code: each colour word has its own animal word. A text is 6 colours in random order, its paraphrase
@@ -102,6 +103,10 @@ def test_the_pooling_comes_from_sentence_transformers_files_unless_a_flag_says(t
     assert settings(st_dir, "--pooling", "max") == EmbeddingSettings(("max",), normalize=False)
     assert settings(st_dir, "--normalize", "true") == EmbeddingSettings(("cls",), normalize=True)
     assert settings(tiny_init) == EmbeddingSettings(("mean",), normalize=True)     # a BERT without such files
+    run_dir = tmp_path / "earlier_run"                                   # an earlier kbl-pairs run's embedder
+    atomic_save_model(kbl.build_embedder(kbl.load_encoder(tiny_init), pooling="max"), run_dir / "model.keras")
+    assert settings(str(run_dir)) == EmbeddingSettings(("max",), normalize=False)
+    assert settings(str(run_dir / "model.keras"), "--normalize", "true") == EmbeddingSettings(("max",), normalize=True)
 
 
 def test_training_batches_are_whole_interleaved_pairs_and_only_full_ones(uncased_vocab_path, tmp_path):
