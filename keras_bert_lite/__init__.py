@@ -29,7 +29,7 @@ _EXPORTS = {
     "export_hf": "keras_bert_lite.export.hf", "load_model": "keras_bert_lite.saving",
     **{name: "keras_bert_lite.models" for name in (
         "BertPretrainer", "build_classifier", "build_embedder", "build_encoder", "build_multiple_choice",
-        "build_pretrainer",
+        "build_pretrainer", "MultipleNegativesRankingLoss",
         "build_span_labeler", "build_token_classifier", "encoder_config", "inference_function")},
 }
 

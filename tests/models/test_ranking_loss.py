@@ -1,10 +1,16 @@
-"""MultipleNegativesRankingLoss against a NumPy reference: cross-entropy of scaled cosines, target the own pair."""
+"""MultipleNegativesRankingLoss against a NumPy reference: cross-entropy of scaled cosines, target the own pair;
+under a strategy each replica takes whole pairs."""
+
+import json
+import subprocess
+import sys
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+import keras_bert_lite as kbl
 from keras_bert_lite.models.ranking_loss import MultipleNegativesRankingLoss, in_batch_ranking_loss
 
 rng = np.random.default_rng(0)
@@ -38,6 +44,7 @@ def test_the_keras_loss_reads_interleaved_pairs_and_averages():
     config = loss.get_config()
     assert config == {"scale": 20.0, "name": "multiple_negatives_ranking", "reduction": "sum_over_batch_size"}
     assert keras.losses.deserialize(keras.losses.serialize(MultipleNegativesRankingLoss(5.0))).scale == 5.0
+    assert kbl.MultipleNegativesRankingLoss is MultipleNegativesRankingLoss
 
 
 def test_pairs_that_point_at_each_other_lose_little_and_the_gradient_pulls_pairs_together():
@@ -48,3 +55,31 @@ def test_pairs_that_point_at_each_other_lose_little_and_the_gradient_pulls_pairs
         loss = tf.reduce_mean(in_batch_ranking_loss(anchors, positives, 20.0))
     step = positives - 0.01 * tape.gradient(loss, positives)
     assert tf.reduce_mean(in_batch_ranking_loss(anchors, step, 20.0)) < loss
+
+
+MIRRORED = """
+from keras_bert_lite.training.distribute import resolve_strategy, split_logical_cpus
+split_logical_cpus(2)
+import json, keras, numpy as np, tensorflow as tf
+from keras_bert_lite.models.ranking_loss import MultipleNegativesRankingLoss
+strategy = resolve_strategy("mirrored")
+rows = np.array(json.loads(input()), np.float32)
+with strategy.scope():
+    inputs = keras.Input((rows.shape[1],))
+    dense = keras.layers.Dense(rows.shape[1], use_bias=False, kernel_initializer="identity")
+    model = keras.Model(inputs, dense(inputs))
+    model.compile(loss=MultipleNegativesRankingLoss(20.0))
+data = tf.data.Dataset.from_tensors((rows, np.zeros(len(rows) // 2, np.float32)))
+print(json.dumps([strategy.num_replicas_in_sync, model.evaluate(data, verbose=0)]))
+"""
+
+
+def test_two_replicas_each_take_whole_pairs_and_their_own_negatives():
+    """A batch of 4 pairs on 2 replicas (logical CPUs): each replica's loss is that of its 2 pairs, whole."""
+    rows = rng.normal(size=(8, 6)).astype("float32")                     # a0 p0 a1 p1 | a2 p2 a3 p3
+    out = subprocess.run([sys.executable, "-c", MIRRORED], input=json.dumps(rows.tolist()), capture_output=True,
+                         text=True, timeout=300)
+    replicas, loss = json.loads(out.stdout.strip().splitlines()[-1])
+    anchors, positives = rows[0::2], rows[1::2]
+    shares = [numpy_reference(anchors[i:i + 2], positives[i:i + 2], 20.0).mean() for i in (0, 2)]
+    assert replicas == 2 and loss == pytest.approx(np.mean(shares), rel=1e-5)
