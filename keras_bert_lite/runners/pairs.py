@@ -58,11 +58,11 @@ class PairsJob(FinetuneJob):
                           "number)", group="data")
     quoting: str = flag("auto", "double quotes in the .tsv/.csv files (as kbl-glue's --quoting)", group="data",
                         choices=QUOTING)
-    pooling: str = flag("", "how token vectors become a text's vector (default: as --init's sentence-transformers "
-                        "files say, else mean)", group="embedding", choices=POOLING_MODES)
-    normalize: bool | None = flag(None, "divide each vector by its length (default: as --init's sentence-"
-                                  "transformers files say, else true)", group="embedding", type=true_or_false,
-                                  metavar="true|false")
+    pooling: str = flag("", "how token vectors become a text's vector (default: as --init pools: a sentence-"
+                        "transformers checkpoint, an earlier kbl-pairs run; else mean)", group="embedding",
+                        choices=POOLING_MODES)
+    normalize: bool | None = flag(None, "divide each vector by its length (default: as --init does; else true)",
+                                  group="embedding", type=true_or_false, metavar="true|false")
     scale: float = flag(20.0, "the loss's scale: cosine similarities are multiplied by it before the softmax over "
                         "the batch's positives", group="embedding", type=float, above=0)
 
