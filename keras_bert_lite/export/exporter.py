@@ -72,8 +72,9 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
         ExportRefusedError: the SavedModel uses ops the target lacks (the message names the ops and where they
             are used); nothing was written.
         FileExistsError: `version` already exists.
-        ValueError: a version outside 0..2**63-1, a seq_length beyond the model's positions, or labels that do
-            not match the model's outputs (`ServingModule`).
+        ValueError: a version outside 0..2**63-1, a seq_length beyond the model's positions, labels that do not
+            match the model's outputs, or an embedder with another task type than "embedding" or the other way
+            round (`ServingModule`).
     """
     check_version(version)
     if target not in TARGETS:

@@ -122,7 +122,8 @@ def _export(job: ExportJob) -> str:
             path = export_hf(model, job.model_base_path, vocab.with_lower_case(lower_case), labels=labels,
                              task_type=job.task_type or (spec.task_type if spec else None),
                              seq_length=spec.seq_length if spec else _default_seq_length(job, model))
-            print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt)")
+            print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt"
+                  f"{'; sentence-transformers: modules.json' if is_embedder(model) else ''})")
             return path
         if job.target == TF_HUB:
             paths = export_tf_hub(model, vocab.with_lower_case(lower_case), job.model_base_path,

@@ -151,12 +151,13 @@ def test_task_type_embedding_mean_pools_a_pretraining_runs_encoder(tiny_embedder
     assert not (tmp_path / "pairs").exists()
 
 
-def test_a_runs_embedder_exports_for_sentence_transformers(tiny_embedder, vocab, tmp_path):
+def test_a_runs_embedder_exports_for_sentence_transformers(tiny_embedder, vocab, tmp_path, capsys):
     """--target hf: the run's pooling, normalisation and seq_length in sentence-transformers' files, read back by
     load_embedder into the same embedder (tests/export/test_hf.py has sentence-transformers' own vectors)."""
     run = embedder_run(tmp_path / "run", tiny_embedder, vocab)
     hf = str(tmp_path / "hf")
     export_cli.run(export_cli.parse_args(["--model", str(run), "--model_base_path", hf, "--target", "hf"]))
+    assert "vocab.txt; sentence-transformers: modules.json)" in capsys.readouterr().out
     assert read_embedding_settings(hf) == EmbeddingSettings(("cls", "mean"), normalize=True, max_seq_length=16)
     np.testing.assert_allclose(in_python(kbl.load_embedder(hf), vocab, TEXTS, 16),
                                in_python(tiny_embedder, vocab, TEXTS, 16), atol=1e-6, rtol=0)
