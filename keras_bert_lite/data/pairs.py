@@ -93,4 +93,7 @@ class InterleavedPacker:
         self.seq_length = packer.seq_length
 
     def __call__(self, anchors: tf.RaggedTensor, positives: tf.RaggedTensor) -> dict:
-        return self.packer(tf.stack([anchors, positives], axis=1).merge_dims(0, 1))
+        # A gather, not a ragged stack: that one's int64 transposes make oneDNN print an error line on every run.
+        pairs = anchors.nrows(out_type=tf.int32)
+        rows = tf.range(2 * pairs)
+        return self.packer(tf.gather(tf.concat([anchors, positives], axis=0), rows // 2 + rows % 2 * pairs))

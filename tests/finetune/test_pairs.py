@@ -4,6 +4,8 @@ resumption; bad pair files as one error line."""
 import csv
 import json
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -205,3 +207,22 @@ def test_blank_pairs_are_skipped_with_skip_bad_rows_and_a_batch_larger_than_the_
     assert message == (f"error: --batch_size 3: {tmp_path / 'train.tsv'} has 2 pairs, fewer than one batch; pass a "
                        "--batch_size of at most that.")
     assert not (tmp_path / "run").exists()
+
+
+PACK_PAIRS = """
+import sys
+import keras_bert_lite, tensorflow as tf
+from keras_bert_lite.data.pairs import InterleavedPacker
+from keras_bert_lite.text import BertPacker, Vocab
+packer = InterleavedPacker(BertPacker(16, Vocab.from_file(sys.argv[1]), dynamic=True))
+anchors, positives = tf.ragged.constant([[5, 6, 7], [8]]), tf.ragged.constant([[9], [10, 11]])
+print(packer(anchors, positives)["input_word_ids"].numpy().tolist())
+"""
+
+
+def test_packing_pairs_makes_tensorflow_print_no_error_line(uncased_vocab_path):
+    done = subprocess.run([sys.executable, "-c", PACK_PAIRS, uncased_vocab_path], capture_output=True, text=True,
+                          timeout=300)
+    rows = [[101, 5, 6, 7, 102], [101, 9, 102], [101, 8, 102], [101, 10, 11, 102]]     # a0, p0, a1, p1
+    assert done.returncode == 0 and json.loads(done.stdout) == [row + [0] * (8 - len(row)) for row in rows], done.stderr
+    assert "DT_INT64" not in done.stderr, done.stderr        # oneDNN's line for int64 transposes (a ragged stack)
