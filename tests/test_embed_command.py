@@ -105,3 +105,12 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_work(tmp_path, ca
     assert f"--output {tmp_path / 'in.jsonl'}: is the --input file" in error_of(
         ["--model", TINY, "--input", str(tmp_path / "in.jsonl"), "--output", str(tmp_path / "in.jsonl")], capsys)
     assert (tmp_path / "in.jsonl").read_text() == '{"text": "fine"}\n'
+
+
+def test_a_model_without_a_vocabulary_is_refused_before_it_loads(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(embed, "load_embedder", lambda *a: pytest.fail("the model was loaded"))
+    (tmp_path / "in.txt").write_text("fine\n")
+    line = error_of(["--model", str(GOLDEN_DIR / "hf_tiny_pretraining"), "--input", str(tmp_path / "in.txt"),
+                     "--output", str(tmp_path / "v.npy")], capsys)
+    assert line == ("error: --vocab is required: no vocab.txt or tokenizer.json beside --model. Build one with "
+                    "kbl-vocab, or pass the one the model was trained with.")

@@ -30,7 +30,7 @@ from keras_bert_lite.data.texts import is_text_lines, read_texts
 from keras_bert_lite.layers.pooling import POOLING_MODES
 from keras_bert_lite.models.embedder import build_embedder
 from keras_bert_lite.models.introspect import max_positions
-from keras_bert_lite.models.text_embedder import DEFAULT_BATCH_SIZE, TextEmbedder
+from keras_bert_lite.models.text_embedder import DEFAULT_BATCH_SIZE, TOKENS_PER_TEXT, TextEmbedder
 from keras_bert_lite.runners.common import CommandJob, RunJob, check_vocab_size, command, model_vocab
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.fill_mask import FillMaskJob
@@ -41,8 +41,7 @@ from keras_bert_lite.utils.files import atomic_path
 logger = logging.getLogger(__name__)
 
 OUTPUT_SUFFIXES = (".npy", ".jsonl")
-_EMBEDDER = "embedder (overrides rebuild it on the model's encoder: the checkpoint's pooling and normalisation, " \
-            "the last block, where not given)"
+_EMBEDDER = "pooling overrides (default: the checkpoint's pooling and normalisation, the last block)"
 
 
 @dataclasses.dataclass
@@ -56,13 +55,14 @@ class EmbedJob(CommandJob):
     seq_length: int | None = flag(None, "the longest input in tokens, [CLS] and [SEP] included; longer texts are cut "
                                   "(default: the checkpoint's sentence-transformers max_seq_length, else the "
                                   "model's position table)", group="model", type=int, minimum=3)
-    batch_size: int = flag(DEFAULT_BATCH_SIZE, "texts per model call (sorted by length: little padding)",
+    batch_size: int = flag(DEFAULT_BATCH_SIZE, f"the most texts per model call, batched by length (a batch of long "
+                           f"texts holds fewer: at most batch_size * {TOKENS_PER_TEXT} tokens, padding included)",
                            group="model", type=int, minimum=1, maximum=4096)
     input: str = flag("", "the texts: .txt (one per line) or .tsv/.csv/.jsonl (--text_column), plain or compressed",
                       group="data", required=True)
     text_column: str = flag("text", "the column (.tsv/.csv) or field (.jsonl) holding the texts", group="data")
     skip_bad_rows: bool = redefault(FinetuneJob, "skip_bad_rows", False)
-    pooling: str = flag("", "how token vectors become the text's", group=_EMBEDDER, choices=POOLING_MODES)
+    pooling: str = flag("", "how token vectors become the text's vector", group=_EMBEDDER, choices=POOLING_MODES)
     normalize: bool | None = flag(None, "true: divide each vector by its L2 norm (cosine = dot product)",
                                   group=_EMBEDDER, type=true_or_false, metavar="true|false")
     layers: tuple = flag((), "the blocks pooled, concatenated (-1: the last), e.g. --layers=-4,-3,-2,-1",
@@ -128,9 +128,9 @@ def seq_length(job: EmbedJob, model: keras.Model) -> int:
 
 
 def text_embedder(job: EmbedJob) -> TextEmbedder:
-    """The embedder with its vocabulary (casing resolved) and longest input."""
-    model = embedder_model(job)
+    """The embedder with its vocabulary (casing resolved; found before the model loads) and longest input."""
     vocab = model_vocab(job.vocab, job.model, job.lower_case, model_flag="--model")
+    model = embedder_model(job)
     check_vocab_size(model.get_layer("encoder").get_layer("embeddings").vocab_size, vocab)
     return TextEmbedder(model, vocab, seq_length(job, model), job.batch_size)
 
