@@ -3,6 +3,7 @@ and line breaks) equal sentence-transformers' to 1e-5, in .npy and .jsonl, from 
 rebuild the embedder; bad input is one error line naming the file, line or flag, and nothing is written."""
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -46,12 +47,14 @@ def tiny_vectors(texts, pooling="mean", layers=(-1,), normalize=False):
     return model(BertPacker(64, vocab, dynamic=True)(BertTokenizer(vocab).tokenize(texts))).numpy()
 
 
-def test_a_txt_file_with_overrides(tmp_path, capsys):
+def test_a_txt_file_with_overrides(tmp_path, capsys, caplog):
     texts = ["the cat sat on the mat", "", "paris is big", "she was walking"]
     (tmp_path / "in.txt").write_text("\n".join(texts) + "\n")
-    embed.main(["--model", TINY, "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "v.npy"),
-                "--batch_size", "2"])
+    with caplog.at_level(logging.INFO):
+        embed.main(["--model", TINY, "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "v.npy"),
+                    "--batch_size", "2"])
     np.testing.assert_allclose(np.load(tmp_path / "v.npy"), tiny_vectors(texts), atol=1e-5)
+    assert "embedded 2 of 4 texts" in caplog.text and "embedded 4 of 4 texts" in caplog.text   # not a terminal
     embed.main(["--model", TINY, "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "v.npy"),
                 "--pooling", "cls", "--normalize", "true", "--layers=-2,-1"])
     np.testing.assert_allclose(np.load(tmp_path / "v.npy"), tiny_vectors(texts, "cls", (-2, -1), True), atol=1e-5)

@@ -28,7 +28,7 @@ import numpy as np
 from keras_bert_lite.checkpoints import embedding_settings, load_embedder
 from keras_bert_lite.data.texts import is_text_lines, read_texts
 from keras_bert_lite.layers.pooling import POOLING_MODES
-from keras_bert_lite.models.embedder import build_embedder
+from keras_bert_lite.models.embedder import POOLING, build_embedder
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.models.text_embedder import DEFAULT_BATCH_SIZE, TOKENS_PER_TEXT, TextEmbedder
 from keras_bert_lite.runners.common import CommandJob, RunJob, check_vocab_size, command, model_vocab
@@ -106,7 +106,7 @@ def embedder_model(job: EmbedJob) -> keras.Model:
     model = load_embedder(job.model)
     if not job.overrides():
         return model
-    pooling = model.get_layer("pooling")
+    pooling = model.get_layer(POOLING)
     normalize = pooling.normalize if job.normalize is None else job.normalize
     try:
         return build_embedder(model.get_layer("encoder"), pooling=job.pooling or pooling.modes,
@@ -161,6 +161,7 @@ def progress(job: EmbedJob, total: int):
 
 
 def write_npy(path: str, vectors: np.ndarray, texts) -> None:
+    """The vectors as one float32 `[texts, D]` array, in input order."""
     with atomic_path(path) as tmp:
         np.save(tmp, vectors)
 
