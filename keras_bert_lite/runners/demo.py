@@ -257,7 +257,7 @@ class Demo:
         print(f"    reviews-minilm/             {f['minilm']['accuracy']:.4f}   all-MiniLM-L6-v2 real weights: "
               f"{f['minilm']['accuracy'] - baseline:+.4f} over the baseline")
         print(f"  exports/reviews/ SavedModel versions {r['export']['versions']} (raw text in; stock TF Serving: "
-              f"see README 'Serving')")
+              f"see docs/serving.md)")
         print(f"  logs/server.log  the gRPC server's log; it classified {serve['right']} of "
               f"{len(SENTENCES)} sentences right")
         print("\nEach step by hand (the same code paths; in a checkout, tasks/*.py and export/*.py are the same "
