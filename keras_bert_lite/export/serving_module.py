@@ -45,6 +45,7 @@ from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, DEFAULT_TOP_K, 
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
 from keras_bert_lite.models.encoder import INPUT_NAMES
+from keras_bert_lite.models.inference import by_length_slices
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.models.masked_predictions import masked_token_predictions
 from keras_bert_lite.models.pretrainer import BertPretrainer
@@ -220,8 +221,8 @@ class ServingModule(tf.Module):
         if task == "fill_mask":
             return self._fill_masks(text)
         if task == "embedding":     # float32 from the pooling layer
-            return {EMBEDDINGS: self.model(self._pack(text, dynamic=True), training=False)}
-        logits = tf.cast(self.model(self._pack(text, text_b, dynamic=True), training=False), tf.float32)
+            return {EMBEDDINGS: by_length_slices(self.model, self._pack(text, dynamic=True))}
+        logits = tf.cast(by_length_slices(self.model, self._pack(text, text_b, dynamic=True)), tf.float32)
         if task == "regression":
             return {"score": logits[:, 0]}
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)

@@ -76,7 +76,8 @@ def test_minilm_served_by_kbl_serve_and_printed_by_kbl_client(minilm_export, gol
         with ServingClient("minilm", address=server.address, timeout=120) as client:
             vectors = client.embed(texts)
             np.testing.assert_allclose(vectors, expected, atol=1e-5, rtol=0)
-            np.testing.assert_array_equal(client.embed(texts[:3], signature="embed"), vectors[:3])
+            # the same function; another batch pads to other widths, so the last bits may differ
+            np.testing.assert_allclose(client.embed(texts[:3], signature="embed"), vectors[:3], atol=1e-6, rtol=0)
             with pytest.raises(ServingClientError, match=r"signature 'preprocess' has no output \['embeddings'\]; "
                                                          r"its outputs are \['input_mask'"):
                 client.embed(["x"], signature="preprocess")

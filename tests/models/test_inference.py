@@ -8,6 +8,7 @@ import tensorflow as tf
 
 from keras_bert_lite import build_classifier, build_encoder, inference_function
 from keras_bert_lite.models import inference
+from tests.conftest import random_inputs
 
 
 def _inputs(batch, seq=7, vocab=120, seed=0):
@@ -61,3 +62,20 @@ def test_default_parts_follow_the_cores(monkeypatch):
     assert inference._default_parts() == 1
     with pytest.raises(ValueError, match="parts must be >= 1"):
         inference_function(None, parts=0)
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3])
+@pytest.mark.parametrize("batch", [1, 5])
+def test_length_sorted_slices_give_each_texts_output_in_input_order(no_dropout_config, parts, batch):
+    model = build_classifier(no_dropout_config, num_classes=3)
+    lengths = [9, 3, 16, 2, 12][:batch]
+    inputs = random_inputs(no_dropout_config, batch=batch, seq=16, lengths=lengths)
+    widths = []
+
+    def spy(x, training):
+        widths.append(x["input_word_ids"].shape[1])
+        return model(x, training=training)
+    got = inference.by_length_slices(spy, {k: tf.constant(v) for k, v in inputs.items()}, parts)
+    np.testing.assert_allclose(got.numpy(), model(inputs, training=False).numpy(), rtol=1e-5, atol=1e-6)
+    ordered = sorted(lengths)
+    assert widths == [max(ordered[batch * i // parts: batch * (i + 1) // parts], default=1) for i in range(parts)]
