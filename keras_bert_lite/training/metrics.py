@@ -2,6 +2,7 @@
 SQuAD evaluation script and seqeval in tests/training/test_metrics.py).
 
     accuracy, binary_f1, macro_f1, matthews_corrcoef    (classification; labels/predictions int [n])
+    label_f1, micro_f1, exact_match, multi_label_scores (multi-label; labels/predictions 0/1 [n, labels])
     pearson, spearman                                  (regression; float [n])
     squad_exact_match, squad_f1, squad_scores          (SQuAD v1.1/v2.0, official normalisation)
     entity_spans, entity_f1                            (NER: entity-level precision/recall/F1 like seqeval)
@@ -55,6 +56,43 @@ def matthews_corrcoef(labels, predictions) -> float:
     c, s = np.trace(confusion), confusion.sum()
     denominator = np.sqrt((s * s - p @ p) * (s * s - t @ t))
     return float((c * s - t @ p) / denominator) if denominator else 0.0
+
+
+# --------------------------------------------------------------------------- multi-label
+def _label_counts(labels, predictions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per label: true positives, predicted and actual counts, float64 `[labels]`, of 0/1 `[n, labels]` arrays."""
+    y, p = np.asarray(labels).astype(bool), np.asarray(predictions).astype(bool)
+    return (y & p).sum(axis=0, dtype=np.float64), p.sum(axis=0, dtype=np.float64), y.sum(axis=0, dtype=np.float64)
+
+
+def label_f1(labels, predictions) -> np.ndarray:
+    """F1 of each label, float64 `[labels]`, of 0/1 `[n, labels]` arrays: sklearn's `f1_score(average=None)`, 0
+    for a label neither true nor predicted anywhere."""
+    return np.array([_precision_recall_f1(*counts)[2] for counts in zip(*_label_counts(labels, predictions))])
+
+
+def micro_f1(labels, predictions) -> float:
+    """F1 of all (example, label) decisions pooled, of 0/1 `[n, labels]` arrays: sklearn's
+    `f1_score(average="micro")`."""
+    return _precision_recall_f1(*(float(c.sum()) for c in _label_counts(labels, predictions)))[2]
+
+
+def exact_match(labels, predictions) -> float:
+    """The share of examples whose predicted label set is exactly the true one (sklearn's `accuracy_score` of
+    0/1 `[n, labels]` arrays: subset accuracy)."""
+    y, p = np.asarray(labels).astype(bool), np.asarray(predictions).astype(bool)
+    return float(np.mean(np.all(y == p, axis=1))) if len(y) else 0.0
+
+
+def multi_label_scores(labels, predictions, names) -> dict[str, float]:
+    """`micro_f1`, `macro_f1` (the unweighted mean of `label_f1` over every label, as sklearn's
+    `average="macro"`), `exact_match` and `f1_<name>` per label, of 0/1 `[n, labels]` arrays; `names`: the
+    labels' names in column order."""
+    per_label = label_f1(labels, predictions)
+    scores = {"micro_f1": micro_f1(labels, predictions), "macro_f1": float(np.mean(per_label)) if len(names) else 0.0,
+              "exact_match": exact_match(labels, predictions)}
+    scores.update({f"f1_{name}": float(f1) for name, f1 in zip(names, per_label)})
+    return scores
 
 
 # --------------------------------------------------------------------------- regression

@@ -27,6 +27,20 @@ def test_classification_metrics_match_sklearn(case):
     assert {name: FUNCTIONS[name](y, p) for name in want} == pytest.approx(want, abs=1e-12)
 
 
+@pytest.mark.parametrize("case", range(len(SKLEARN["multi_label_cases"])))
+def test_multi_label_metrics_match_sklearn(case):
+    """Seeds 0-4: 4 labels of different frequencies; then a label never true nor predicted (F1 0, in the macro
+    mean, as sklearn), nothing predicted, everything right."""
+    labels, predictions, want = (SKLEARN["multi_label_cases"][case][k] for k in ("labels", "predictions", "scores"))
+    y, p = np.array(labels), np.array(predictions)
+    names = [f"l{i}" for i in range(y.shape[1])]
+    scores = M.multi_label_scores(y, p, names)
+    assert [scores[f"f1_{name}"] for name in names] == pytest.approx(want["label_f1"], abs=1e-12)
+    assert M.label_f1(y, p) == pytest.approx(want["label_f1"], abs=1e-12)
+    for name in ("micro_f1", "macro_f1", "exact_match"):
+        assert scores[name] == pytest.approx(want[name], abs=1e-12), name
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_correlations_match_scipy(seed):
     rng = np.random.default_rng(seed)
