@@ -12,10 +12,16 @@ A missing label — JSON null, an empty or blank field — is a malformed row (`
 class "None" or "". So is a label holding a line break (a CSV quote left open swallows the lines after it into
 the label) and a JSON list or object. A regression target is a finite number (a JSON number or a text that
 reads as one); NaN, infinities and booleans are refused.
+
+Multi-label data (`LabelSets`) gives each example a set of class labels: a JSON list (`["sports", "politics"]`),
+or text with a separator between the labels (`sports|politics`), each label read as above. A label may not hold
+the separator (the prediction files join labels with it); an empty set (`[]`, or a blank field) is refused unless
+allowed: a lost label column looks the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import math
 import re
@@ -27,19 +33,21 @@ _EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=deci
 _PLAIN_DIGITS = 100   # beyond 10^±100 a number's class name keeps an exponent ("1E+400"), not 400 digits
 
 
-def drop_unlabeled(records: list, path: str, column: str, *, skip_bad_rows: bool = False) -> tuple[list, int]:
+def drop_unlabeled(records: list, path: str, column: str, *, skip_bad_rows: bool = False,
+                   problem=None) -> tuple[list, int]:
     """The records (`records.Record`) whose `column` holds a usable label, and how many were skipped.
 
-    Rows without the column at all are kept: `select_columns` reports those.
+    Rows without the column at all are kept: `select_columns` reports those. `problem`: `value -> what makes it
+    unusable ("" if nothing)`, default `label_problem` (a single label).
 
     Raises:
         DataError: "path:line: <problem>" for the first row `label_problem` refuses (unless skip_bad_rows).
     """
-    kept, bad = [], []
+    kept, bad, problem = [], [], problem or label_problem
     for record in records:
-        problem = label_problem(record.values.get(column, ""))
-        if problem and column in record.values:
-            bad.append(f"{path}:{record.line}: {problem}; give the row a label in column {column!r}, {SKIP_HINT}.")
+        found = problem(record.values.get(column, ""))
+        if found and column in record.values:
+            bad.append(f"{path}:{record.line}: {found}; give the row a label in column {column!r}, {SKIP_HINT}.")
         else:
             kept.append(record)
     report_bad_rows(path, bad, skip_bad_rows, "rows without a usable label")
@@ -113,3 +121,56 @@ def regression_label(value) -> float:
 def is_number(name: str) -> bool:
     """Whether a class name (from `class_label`) is a number, for sorting classes numerically."""
     return bool(_NUMBER.fullmatch(name))
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelSets:
+    """How a multi-label field reads: a JSON list of labels, or text with `separator` between them.
+
+    Attributes:
+        separator: what separates labels in text (and joins them in prediction files); no label may hold it.
+        allow_empty: whether an example may have no labels (`[]`, or a blank field).
+    """
+
+    separator: str = "|"
+    allow_empty: bool = False
+
+    def names(self, value) -> tuple[str, ...]:
+        """The distinct class names (`class_label`) of a field's value, in the order written.
+
+        Raises:
+            ValueError: null, a JSON object, a label that `class_label` refuses or that holds the separator, or no
+                label where none is allowed.
+        """
+        names = tuple(dict.fromkeys(self._name(item) for item in self._items(value)))
+        if not names and not self.allow_empty:
+            raise ValueError("the example has no labels (an empty list); if examples may have none, pass "
+                             "--allow_no_labels")
+        return names
+
+    def problem(self, value) -> str:
+        """What makes `value` unusable ("" if nothing), for `drop_unlabeled`."""
+        try:
+            self.names(value)
+        except ValueError as error:
+            return str(error)
+        return ""
+
+    def _items(self, value) -> list:
+        if value is None:
+            raise ValueError(label_problem(value))
+        if isinstance(value, dict):
+            raise ValueError("the labels are a JSON object; give a list of labels")
+        if isinstance(value, list):
+            return value
+        if isinstance(value, str):
+            return value.split(self.separator) if value.strip() else []
+        return [value]
+
+    def _name(self, item) -> str:
+        if isinstance(item, str) and self.separator in item:
+            raise ValueError(f"the label {item!r} holds the separator {self.separator!r}, which the prediction "
+                             "files put between labels; rename the label or choose another --label_separator")
+        if isinstance(item, (list, dict)):
+            raise ValueError(f"a label in the list is a JSON {type(item).__name__}; give a flat list of labels")
+        return class_label(item)

@@ -3,6 +3,13 @@
     data = read_sentence_file("train.csv", text_a="review", label="stars")
     label_names = sorted_labels(data)             # or the user's --labels
     ids = encode_labels(data, label_names)        # int class ids; errors name file:line and the known labels
+
+Multi-label data (a set of labels per example, `labels.LabelSets`):
+
+    sets = LabelSets(separator="|")
+    data = read_sentence_file("train.csv", text_a="text", label="topics", label_sets=sets)
+    label_names = sorted_labels(data, sets)
+    targets = encode_label_sets(data, label_names, sets)   # 0/1 float32 [n, labels]
 """
 
 from __future__ import annotations
@@ -13,7 +20,8 @@ import decimal
 import numpy as np
 
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.data.labels import class_label, drop_unlabeled, is_number, regression_label
+from keras_bert_lite.data.labels import (LabelSets, class_label, drop_unlabeled, is_number, label_problem,
+                                         regression_label)
 from keras_bert_lite.data.records import read_records, require_text, select_columns
 
 
@@ -45,7 +53,7 @@ class SentenceData:
 
 def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str = "", id_column: str = "",
                        header: list[str] | None = None, quoting: str = "auto",
-                       skip_bad_rows: bool = False) -> SentenceData:
+                       skip_bad_rows: bool = False, label_sets: LabelSets | None = None) -> SentenceData:
     """Reads examples from a TSV/CSV (with a header line, or `header`) or JSONL file.
 
     Args:
@@ -57,6 +65,7 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
         header: column names of a TSV/CSV without a header line.
         quoting: "auto", "csv" or "none": how double quotes are read (`records`; "none" for GLUE's TSVs).
         skip_bad_rows: skip and count malformed rows instead of raising.
+        label_sets: how a multi-label `label` field reads; None: one label per example.
 
     Raises:
         DataError: malformed row (path:line), a missing column (listing the columns found), a missing label
@@ -64,7 +73,8 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
     """
     records, skipped = read_records(path, header=header, skip_bad_rows=skip_bad_rows, quoting=quoting)
     if label:
-        records, unlabeled = drop_unlabeled(records, path, label, skip_bad_rows=skip_bad_rows)
+        records, unlabeled = drop_unlabeled(records, path, label, skip_bad_rows=skip_bad_rows,
+                                            problem=label_sets.problem if label_sets else _single_label_problem)
         skipped += unlabeled
     names = [n for n in (text_a, text_b, label, id_column) if n]
     columns, missing = select_columns(records, path, names, skip_bad_rows=skip_bad_rows)
@@ -81,6 +91,12 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
         lines=[r.line for r in kept], source=path, skipped=skipped + missing)
 
 
+def _single_label_problem(value) -> str:
+    """`label_problem`, pointing a JSON list of labels to the multi-label task."""
+    problem = label_problem(value)
+    return problem + " (several labels per example: --task_type multi_label)" if isinstance(value, list) else problem
+
+
 def _where(data: SentenceData, i: int) -> str:
     return f"{data.source}:{data.lines[i]}" if data.lines else f"{data.source} example {i}"
 
@@ -92,10 +108,13 @@ def _label(data: SentenceData, i: int, convert):
         raise DataError(f"{_where(data, i)}: {error}; fix the label.") from None
 
 
-def sorted_labels(data: SentenceData) -> list[str]:
-    """The distinct class names of the (training) data (labels.py's rule), sorted (numerically if all are
-    numbers)."""
-    names = {_label(data, i, class_label) for i in range(len(data))}
+def sorted_labels(data: SentenceData, label_sets: LabelSets | None = None) -> list[str]:
+    """The distinct class names of the (training) data (labels.py's rule; with `label_sets`, of every example's
+    set), sorted (numerically if all are numbers)."""
+    if label_sets is None:
+        names = {_label(data, i, class_label) for i in range(len(data))}
+    else:
+        names = {name for i in range(len(data)) for name in _label(data, i, label_sets.names)}
     if all(map(is_number, names)):
         return sorted(names, key=decimal.Decimal)
     return sorted(names)
@@ -110,12 +129,34 @@ def encode_labels(data: SentenceData, label_names: list[str]) -> np.ndarray:
     index = {class_label(name): i for i, name in enumerate(label_names)}
     ids = np.empty(len(data), np.int32)
     for i in range(len(data)):
-        key = _label(data, i, class_label)
-        if key not in index:
-            raise DataError(f"{_where(data, i)}: unknown label {key!r}; the known labels are {label_names} (from "
-                            "the training data or --labels). Fix the label, or add it to --labels.")
-        ids[i] = index[key]
+        ids[i] = _known(data, i, _label(data, i, class_label), index, label_names)
     return ids
+
+
+def encode_label_sets(data: SentenceData, label_names: list[str], label_sets: LabelSets) -> np.ndarray:
+    """Multi-label targets: 0/1 float32 `[n, len(label_names)]`, 1 where an example's set holds the label.
+
+    Raises:
+        DataError: a label not in `label_names`, or a field `label_sets` refuses, naming the file:line.
+    """
+    index = {class_label(name): i for i, name in enumerate(label_names)}
+    targets = np.zeros((len(data), len(label_names)), np.float32)
+    for i in range(len(data)):
+        for name in _label(data, i, label_sets.names):
+            targets[i, _known(data, i, name, index, label_names)] = 1.0
+    return targets
+
+
+def _known(data: SentenceData, i: int, name: str, index: dict, label_names: list[str]) -> int:
+    """The id of example i's label `name` in `index`.
+
+    Raises:
+        DataError: an unknown label, naming the file:line and the known labels.
+    """
+    if name not in index:
+        raise DataError(f"{_where(data, i)}: unknown label {name!r}; the known labels are {label_names} (from "
+                        "the training data or --labels). Fix the label, or add it to --labels.")
+    return index[name]
 
 
 def float_labels(data: SentenceData) -> np.ndarray:
