@@ -2,9 +2,10 @@
 (doc_stride), and n-best answer extraction with the v2 null-score threshold.
 
 Questions and contexts are tokenised once, in batches, by the in-graph `BertTokenizer.tokenize_with_offsets`
-(byte offsets into the context); a NumPy/Python step cuts each context into windows of
-`seq_length - len(question) - 3` tokens every `doc_stride` tokens (google-research/bert's `run_squad.py`),
-maps the answer's character span to token positions, and records each window token's byte span, so that a
+(byte offsets into the context); `data.windows` cuts each context into windows of
+`seq_length - len(question) - 3` tokens every `doc_stride` tokens (google-research/bert's `run_squad.py`, with
+its max-context rule); a NumPy step maps the answer's character span to token positions and records each window
+token's byte span, so that a
 predicted span is the exact substring of the context. Each window is packed by `BertPacker` as
 `[CLS] question [SEP] window [SEP]`.
 """
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 
 import numpy as np
 import tensorflow as tf
 
 from keras_bert_lite.data.features import tokenize_fn
 from keras_bert_lite.data.squad_json import SquadExample, read_squad_json
+from keras_bert_lite.data.windows import cut_windows
 
 __all__ = ["SquadExample", "Windows", "check_context_room", "extract_answers", "load_tfds", "make_windows",
            "read_squad_json"]
@@ -84,64 +87,48 @@ def check_context_room(seq_length: int, max_query_length: int) -> None:
 
 def make_windows(examples: list[SquadExample], tokenizer, seq_length: int, doc_stride: int,
                  max_query_length: int, training: bool) -> Windows:
-    """Cuts every example's context into overlapping windows; for training, finds the answer's positions."""
+    """Cuts every example's context into overlapping windows (`data.windows`); for training, finds the answer's
+    positions."""
     check_context_room(seq_length, max_query_length)
-    question_ids = [q[:max_query_length] for q in _tokenize(tokenizer, [e.question for e in examples])[0]]
+    questions = tf.ragged.constant([q[:max_query_length] for q in _tokenize(tokenizer, [e.question for e in
+                                                                                         examples])[0]],
+                                   tf.int32, ragged_rank=1)
     context_ids, starts, ends = _tokenize(tokenizer, [e.context for e in examples])
-    rows = collections.defaultdict(list)
-    byte_spans, max_context = [], []
+    contexts = tf.ragged.constant(context_ids, tf.int32, ragged_rank=1)
+    spans = tf.RaggedTensor.from_row_lengths(_flat_spans(starts, ends), contexts.row_lengths())
+    windows = cut_windows(contexts.row_lengths(), seq_length - questions.row_lengths() - 3, doc_stride)
+    example, start, length = (t.numpy() for t in (windows.text, windows.start, windows.length))
+    offset = questions.row_lengths().numpy()[example] + 2
+    first, last = _answer_tokens(examples, starts, ends, training)
+    inside = (start <= first[example]) & (last[example] < start + length)
+    bounds = np.cumsum(length)[:-1]
+    return Windows(
+        question_ids=tf.gather(questions, windows.text), context_ids=windows.tokens(contexts),
+        example=example, offset=offset, byte_spans=np.split(windows.tokens(spans).flat_values.numpy(), bounds),
+        max_context=np.split(windows.max_context().flat_values.numpy(), bounds),
+        start=np.where(inside, first[example] - start + offset, 0).astype(np.int32),
+        end=np.where(inside, last[example] - start + offset, 0).astype(np.int32))
+
+
+def _flat_spans(starts: list, ends: list) -> np.ndarray:
+    """The byte spans of all contexts' tokens, int64 `[tokens, 2]`."""
+    flat = [np.fromiter(itertools.chain.from_iterable(rows), np.int64) for rows in (starts, ends)]
+    return np.stack(flat, axis=-1).reshape(-1, 2)
+
+
+def _answer_tokens(examples: list[SquadExample], starts: list, ends: list, training: bool):
+    """The first and last context token of each example's first answer, int `[n]` each; -1 where there is none
+    to train (no answer, an impossible question, an answer no token covers, or `training` False)."""
+    first, last = np.full(len(examples), -1), np.full(len(examples), -1)
     for i, example in enumerate(examples):
-        q, ids = question_ids[i], context_ids[i]
-        spans = np.stack([np.asarray(starts[i], np.int64), np.asarray(ends[i], np.int64)], axis=-1).reshape(-1, 2)
-        answer = None
         if training and example.answers and not example.is_impossible:
             text, char_start = example.answers[0]
             byte_start = len(example.context[:char_start].encode("utf-8"))
             byte_end = byte_start + len(text.encode("utf-8"))
-            inside = np.flatnonzero((spans[:, 1] > byte_start) & (spans[:, 0] < byte_end))
+            inside = np.flatnonzero((np.asarray(ends[i]) > byte_start) & (np.asarray(starts[i]) < byte_end))
             if len(inside):
-                answer = (inside[0], inside[-1])
-        room = seq_length - len(q) - 3
-        windows, start = [], 0
-        while True:
-            length = min(room, len(ids) - start)
-            windows.append((start, length))
-            if start + length >= len(ids):
-                break
-            start += min(length, doc_stride)
-        for w, (start, length) in enumerate(windows):
-            offset = len(q) + 2
-            target = (0, 0)
-            if answer is not None and start <= answer[0] and answer[1] < start + length:
-                target = (answer[0] - start + offset, answer[1] - start + offset)
-            rows["question_ids"].append(q)
-            rows["context_ids"].append(ids[start:start + length])
-            rows["example"].append(i)
-            rows["offset"].append(offset)
-            rows["start"].append(target[0])
-            rows["end"].append(target[1])
-            byte_spans.append(spans[start:start + length])
-            max_context.append(np.array([_is_max_context(windows, w, start + k) for k in range(length)], bool))
-    return Windows(
-        question_ids=tf.ragged.constant(rows["question_ids"], tf.int32, ragged_rank=1),
-        context_ids=tf.ragged.constant(rows["context_ids"], tf.int32, ragged_rank=1),
-        example=np.asarray(rows["example"], np.int64), offset=np.asarray(rows["offset"], np.int64),
-        byte_spans=byte_spans, max_context=max_context,
-        start=np.asarray(rows["start"], np.int32), end=np.asarray(rows["end"], np.int32))
-
-
-def _is_max_context(windows, current: int, position: int) -> bool:
-    """google-research/bert's `_check_is_max_context`: the window where the token has the most context
-    (min of left and right context, plus 0.01 x window length) scores it."""
-    best_score, best = None, None
-    for w, (start, length) in enumerate(windows):
-        end = start + length - 1
-        if position < start or position > end:
-            continue
-        score = min(position - start, end - position) + 0.01 * length
-        if best_score is None or score > best_score:
-            best_score, best = score, w
-    return best == current
+                first[i], last[i] = inside[0], inside[-1]
+    return first, last
 
 
 def extract_answers(examples: list[SquadExample], windows: Windows, start_logits: list, end_logits: list, *,
