@@ -1,6 +1,9 @@
 """One access-log line per call to the TF Serving APIs, answered or refused.
 
-    access Predict model=bert version=3 status=OK latency_ms=4.1 request_bytes=57 peer=ipv4:127.0.0.1:50122
+    access Predict model=bert version=3 status=OK latency_ms=4.1 request_bytes=57 peer=ipv4:10.0.0.7:50122 protocol=grpc
+
+A REST call's line names the gRPC method it is (`POST /v1/models/bert:predict` is Predict), its status code (the
+HTTP status follows from it, see `http_status`) and `protocol=rest`; `request_bytes` is then the body's size.
 
 `version` is the version that answered, else the one the request named, else "-". Calls refused by the limits,
 shed when the server is full, dropped because the caller left, or failed inside get a line too; an INTERNAL
@@ -18,7 +21,7 @@ log = logging.getLogger("keras_bert_lite.serving.access")
 _ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
-def log_call(method, request, response, code, seconds, request_bytes, peer, error_id=None):
+def log_call(method, request, response, code, seconds, request_bytes, peer, error_id=None, protocol="grpc"):
     """Writes the access-log line of one call.
 
     Args:
@@ -30,11 +33,11 @@ def log_call(method, request, response, code, seconds, request_bytes, peer, erro
         request_bytes: Size of the serialized request.
         peer: The client's address, as gRPC reports it.
         error_id: For INTERNAL errors, the id of the logged traceback.
+        protocol: The front end the call came through: "grpc" or "rest".
     """
-    spec = _model_spec(request)
-    model = escape(spec.name) if spec is not None and spec.name else "-"
-    line = (f"access {method} model={model} version={_version(spec, response)} status={code.name} "
-            f"latency_ms={seconds * 1000:.1f} request_bytes={request_bytes} peer={escape(peer)}")
+    name, version = model_and_version(request, response)
+    line = (f"access {method} model={escape(name) if name else '-'} version={version} status={code.name} "
+            f"latency_ms={seconds * 1000:.1f} request_bytes={request_bytes} peer={escape(peer)} protocol={protocol}")
     if error_id is not None:
         line += f" error_id={error_id}"
     log.info("%s", line)
@@ -52,6 +55,12 @@ def _escape_char(char):
         return char
     code = ord(char)
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def model_and_version(request, response):
+    """(the model name the request asked for or None, the version that answered or was asked for or "-")."""
+    spec = _model_spec(request)
+    return (spec.name if spec is not None and spec.name else None), _version(spec, response)
 
 
 def _model_spec(message):

@@ -39,23 +39,27 @@ class Batcher:
         max_batch_size: Largest merged batch, in examples (sum of the requests' dim 0).
         timeout_seconds: How long a batch waits for more requests once the model is idle (0: batches only
             gather while the previous batch of the signature runs).
+        on_batch: Called as on_batch(model name, signature name, examples) after each batch the model ran (for
+            the metrics), from the thread that ran it; None: not called.
     """
 
-    def __init__(self, max_batch_size, timeout_seconds):
+    def __init__(self, max_batch_size, timeout_seconds, on_batch=None):
         self.max_batch_size = max_batch_size
         self.timeout_seconds = timeout_seconds
+        self._on_batch = on_batch
         self._queues = weakref.WeakKeyDictionary()  # Signature -> {trailing shapes: _Queue}; dies with the version
         self._lock = threading.Lock()
         self.runs = 0  # merged model runs, for tests and logs
         self.requests = 0  # requests answered from merged runs
 
-    def run(self, signature, inputs, call=None):
+    def run(self, signature, inputs, call=None, model_name=""):
         """Like `signature.run(inputs)`, possibly sharing the model run with concurrent requests.
 
         Args:
             signature: The `Signature` to run.
             inputs: {key: np.ndarray}, already validated.
             call: The request's `Call`, or None: a request whose caller is gone is dropped, not run.
+            model_name: The name of the model the signature belongs to, for `on_batch`.
         """
         size = _batch_size(inputs)
         if not signature.batchable or not size or size > self.max_batch_size:
@@ -67,12 +71,14 @@ class Batcher:
         if leader:
             queue.wait_turn(batch, self.timeout_seconds)
             try:
-                ran = batch.execute(signature)
+                ran, examples = batch.execute(signature)
             finally:
                 queue.finished()
             with self._lock:
                 self.runs += bool(ran)
                 self.requests += ran
+            if ran and self._on_batch is not None:
+                self._on_batch(model_name, signature.name, examples)
         else:
             batch.done.wait()
         return batch.result(index)
@@ -176,7 +182,7 @@ class _Batch:
         """Runs the batch and wakes the followers; every request gets its outputs or its own error.
 
         Returns:
-            How many requests the model ran (the others were dropped).
+            (how many requests the model ran (the others were dropped), how many examples they held).
         """
         live = []
         try:
@@ -191,7 +197,7 @@ class _Batch:
             self._results = [(error, None)] * len(self.items)
         finally:
             self.done.set()
-        return len(live)
+        return len(live), sum(self.sizes[index] for index in live)
 
     def result(self, index):
         error, outputs = self._results[index]

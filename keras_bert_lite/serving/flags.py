@@ -9,13 +9,19 @@ import argparse
 import os
 import threading
 
-from keras_bert_lite.serving import limits
+from keras_bert_lite.serving import limits, rest_server
 from keras_bert_lite.serving.manager import DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_MAX_LOAD_RETRIES
+from keras_bert_lite.serving.monitoring_config import metrics_path
 
 DEFAULT_BATCH_TIMEOUT_MS = 0.0
 DEFAULT_MAX_CONCURRENT_REQUESTS = 32
 MAX_PORT = 65535
 MAX_MESSAGE_MB = (2 ** 31 - 1) // limits.MIB  # gRPC takes message sizes as int32 bytes: 2048 MiB crashed at start
+DEFAULT_REST_API_PORT = 8501
+DEFAULT_REST_TIMEOUT_MS = 30000.0  # TF Serving's --rest_api_timeout_in_ms
+DEFAULT_REST_MAX_BODY_MB = 32
+DEFAULT_REST_READ_TIMEOUT_SECONDS = 30.0
+DEFAULT_REST_MAX_CONNECTIONS = 512
 _DEFAULT_LIMITS = limits.RequestLimits()
 
 
@@ -35,6 +41,10 @@ def parse_args(argv):
             parser.error(f"{flag} {path} is not a file")
     if args.max_concurrent_requests is None:
         args.max_concurrent_requests = max(DEFAULT_MAX_CONCURRENT_REQUESTS, 2 * args.max_batch_size)
+    try:
+        args.metrics_path = metrics_path(args.monitoring_config_file) if args.monitoring_config_file else None
+    except ValueError as error:
+        parser.error(f"--monitoring_config_file: {error}")
     return args
 
 
@@ -54,6 +64,7 @@ def build_parser():
                                                            f"in 1..{MAX_MESSAGE_MB}"), default=64,
                         help=f"largest request/response message in MiB, at most {MAX_MESSAGE_MB} (default 64)")
     add_limit_flags(parser)
+    add_rest_flags(parser)
     parser.add_argument("--poll_seconds", type=_non_negative(float), default=1.0,
                         help="seconds between scans for new versions; 0 scans once at start (default 1)")
     parser.add_argument("--load_timeout_seconds", type=_positive(float), default=DEFAULT_LOAD_TIMEOUT_SECONDS,
@@ -98,10 +109,39 @@ def add_limit_flags(parser):
                              f"{DEFAULT_MAX_CONCURRENT_REQUESTS}, or 2 x --max_batch_size when that is larger)")
 
 
+def add_rest_flags(parser):
+    """The REST API's port and its HTTP limits, and the metrics it serves."""
+    parser.add_argument("--rest_api_port", type=_port(), default=DEFAULT_REST_API_PORT,
+                        help="port of TF Serving's REST API (HTTP/JSON) on --host; 0 picks a free one (where TF "
+                             f"Serving serves no REST) and the log says which (default {DEFAULT_REST_API_PORT})")
+    parser.add_argument(rest_server.TIMEOUT_FLAG, type=_non_negative(float), default=DEFAULT_REST_TIMEOUT_MS,
+                        help="most milliseconds a REST call may take once its body has arrived (504 after that); 0: "
+                             f"no limit (default {DEFAULT_REST_TIMEOUT_MS:g}, as TF Serving)")
+    parser.add_argument(rest_server.BODY_FLAG, type=_checked(int, lambda number: 0 < number <= MAX_MESSAGE_MB,
+                                                             f"in 1..{MAX_MESSAGE_MB}"),
+                        default=DEFAULT_REST_MAX_BODY_MB, help="largest REST request body in MiB; a larger one is "
+                        f"refused (413) before it is read (default {DEFAULT_REST_MAX_BODY_MB})")
+    parser.add_argument(rest_server.READ_TIMEOUT_FLAG, type=_positive(float),
+                        default=DEFAULT_REST_READ_TIMEOUT_SECONDS,
+                        help="seconds a REST request's headers, then its body, each have to arrive: a slower body is "
+                             "refused (408), slower headers close the connection, and so does an idle keep-alive "
+                             f"connection (default {DEFAULT_REST_READ_TIMEOUT_SECONDS:g})")
+    parser.add_argument(rest_server.CONNECTIONS_FLAG, type=_positive(int), default=DEFAULT_REST_MAX_CONNECTIONS,
+                        help="most REST connections open at once; another one is answered 503 and closed (default "
+                             f"{DEFAULT_REST_MAX_CONNECTIONS})")
+    parser.add_argument("--monitoring_config_file", help="TF Serving's MonitoringConfig text proto, e.g. "
+                        "'prometheus_config { enable: true }': serve Prometheus metrics on the REST port (default: no "
+                        "metrics)")
+
+
 def request_limits(args):
     """The `RequestLimits` the parsed flags set."""
     return limits.RequestLimits(max_examples=args.max_request_examples, max_elements=args.max_request_elements,
                                 max_string_bytes=args.max_string_bytes, max_request_bytes=args.max_request_bytes)
+
+
+def _port():
+    return _checked(int, lambda number: 0 <= number <= MAX_PORT, f"in 0..{MAX_PORT}")
 
 
 def _positive(kind):

@@ -24,6 +24,7 @@ def model_status(manager, request):
         status = response.model_version_status.add()
         status.version = version
         status.state = states[version].state
+        status.status.SetInParent()  # OK, "" unless set below: TF Serving always sends it
         if states[version].error is not None:
             status.status.error_code = code_number(states[version].error.code)
             status.status.error_message = states[version].error.message

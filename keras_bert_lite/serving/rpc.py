@@ -1,4 +1,5 @@
-"""Answers one RPC: parse, admit, run on a worker thread, turn exceptions into gRPC statuses, log the call.
+"""Answers one call, gRPC or REST: parse, admit, run on a worker thread, turn exceptions into statuses, log and
+count the call.
 
 Statuses: `ServingError`s keep their code and message; TensorFlow errors raised by the model keep
 TensorFlow's code and message (INVALID_ARGUMENT for bad input data caught inside the graph). Anything else is
@@ -28,13 +29,16 @@ from keras_bert_lite.serving.limits import check_response_size
 
 log = logging.getLogger(__name__)
 _SERVER_FAULTS = (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+GRPC = "grpc"
+REST = "rest"
 # gRPC's deadline timer can cancel a call a few milliseconds before `time_remaining()` reaches 0 (seen on a loaded
 # 2-core machine): a cancellation that close to the deadline is the deadline, not the client cancelling.
 DEADLINE_TIMER_SLACK_S = 0.02
 
 
 class Received:
-    """A request as it arrived: the parsed message (None when it could not be parsed) and its size in bytes."""
+    """A request as it arrived: the parsed message (None when it could not be parsed), its size in bytes, and
+    why it could not be read: the parser's error, or a `ServingError` the call is answered with as it is."""
 
     __slots__ = ("message", "size", "error")
 
@@ -73,18 +77,33 @@ def service_handler(service_descriptor, methods):
     return grpc.method_handlers_generic_handler(service_descriptor.full_name, handlers)
 
 
+class Outcome:
+    """How a call ended: its response (None when it failed), its status (None when OK) and, when the call
+    asked for one, the response rendered (e.g. REST's JSON)."""
+
+    __slots__ = ("response", "status", "rendered")
+
+    def __init__(self, response=None, status=None, rendered=None):
+        self.response = response
+        self.status = status
+        self.rendered = rendered
+
+
 class Answerer:
-    """Answers RPCs, running the blocking part of each on a `WorkerPool` thread.
+    """Answers calls of both front ends (gRPC and REST), running the blocking part of each on a `WorkerPool`
+    thread: admission, statuses, the access log and the metrics are the same for both.
 
     Args:
         workers: The `WorkerPool`; a call that finds no free thread is shed with UNAVAILABLE.
         max_response_bytes: The largest response gRPC may send (the server's message limit): a bigger one is
             answered RESOURCE_EXHAUSTED instead (see `limits.check_response_size`); None checks nothing.
+        metrics: The `Metrics` every call is counted in, or None.
     """
 
-    def __init__(self, workers, max_response_bytes=None):
+    def __init__(self, workers, max_response_bytes=None, metrics=None):
         self._workers = workers
         self._max_response_bytes = max_response_bytes
+        self._metrics = metrics
 
     async def answer(self, method, received, context, respond, on_worker=True):
         """Returns `respond(request, call)`'s response, or aborts the RPC with the status its exception maps to.
@@ -97,11 +116,26 @@ class Answerer:
             on_worker: Whether `respond` blocks (converts inputs, runs a model): it then runs on a worker thread
                 and the call must be admitted; quick answers run in the event loop.
         """
+        outcome = await self.settle(method, received, context, respond, on_worker)
+        if outcome.status is not None:
+            await context.abort(outcome.status.code, outcome.status.message)
+        return outcome.response
+
+    async def settle(self, method, received, context, respond, on_worker=True, render=None, protocol=GRPC):
+        """Runs a call to its `Outcome`, logged and counted; only cancellation (the caller left) propagates.
+
+        Args:
+            method, received, respond, on_worker: As for `answer`.
+            context: The call's context: `time_remaining()` (seconds, or None for no deadline) and `peer()`.
+            render: Callable (response) -> what the front end sends, run where `respond` ran, after the size
+                check; None: nothing rendered.
+            protocol: The front end, for the access log and the metrics ("grpc" or "rest").
+        """
         start = time.monotonic()
         call = Call(method, context.time_remaining())
-        response = status = error_id = None
+        response = rendered = status = error_id = None
         try:
-            response = await self._respond(received, call, respond, on_worker)
+            response, rendered = await self._respond(received, call, respond, on_worker, render)
         except ServingError as error:
             status = error
         except tf.errors.OpError as error:
@@ -111,48 +145,57 @@ class Answerer:
             expired = remaining is not None and remaining <= DEADLINE_TIMER_SLACK_S   # None: no deadline
             code = grpc.StatusCode.DEADLINE_EXCEEDED if expired else grpc.StatusCode.CANCELLED
             call.cancel()
-            log_call(method, received.message, None, code, time.monotonic() - start, received.size, context.peer())
+            self._record(method, received, None, code, start, context, None, protocol)
             raise
         except Exception as error:  # noqa: BLE001 - a server bug: reported under an id, never to the client
             status, error_id = _server_fault(method, error)
         if status is not None and status.code in _SERVER_FAULTS and error_id is None:
             status, error_id = _server_fault(method, status)
         code = grpc.StatusCode.OK if status is None else status.code
-        log_call(method, received.message, response, code, time.monotonic() - start, received.size,
-                 context.peer(), error_id)
-        if status is not None:
-            await context.abort(status.code, status.message)
-        return response
+        self._record(method, received, response, code, start, context, error_id, protocol)
+        return Outcome(response, status, rendered)
 
-    async def _respond(self, received, call, respond, on_worker):
+    def _record(self, method, received, response, code, start, context, error_id, protocol):
+        seconds = time.monotonic() - start
+        log_call(method, received.message, response, code, seconds, received.size, context.peer(), error_id,
+                 protocol)
+        if self._metrics is not None:
+            self._metrics.count_call(protocol, method, received.message, response, code, seconds)
+
+    async def _respond(self, received, call, respond, on_worker, render):
         request = received.message
+        if isinstance(received.error, ServingError):
+            raise received.error
         if request is None:
             raise invalid_argument(f"cannot parse the request: {received.error}")
         if "model_spec" in request.DESCRIPTOR.fields_by_name and not request.HasField("model_spec"):
             raise invalid_argument("Missing ModelSpec")
         if not on_worker:
-            response = respond(request, call)
-            check_response_size(response, self._max_response_bytes)
-            return response
-        future = self._workers.try_run(lambda: _work(respond, received, call, self._max_response_bytes))
+            return _answered(respond(request, call), self._max_response_bytes, render)
+        future = self._workers.try_run(lambda: _work(respond, received, call, self._max_response_bytes, render))
         if future is None:
             raise overloaded(self._workers.size)
         return await future
 
 
-def _work(respond, received, call, max_response_bytes):
+def _work(respond, received, call, max_response_bytes, render):
     """What a worker thread does for a call: drop it if its caller left, else respond, then give back memory.
 
     A response over `max_response_bytes`, which gRPC could not send, is refused instead (RESOURCE_EXHAUSTED).
+    Returns (response, rendered response).
     """
     call.check()
     try:
-        response = respond(received.message, call)
-        check_response_size(response, max_response_bytes)
-        return response
+        return _answered(respond(received.message, call), max_response_bytes, render)
     finally:
         if received.size >= memory.BIG_REQUEST_BYTES:
             memory.release()
+
+
+def _answered(response, max_response_bytes, render):
+    """(response, its rendering) once its size is checked."""
+    check_response_size(response, max_response_bytes)
+    return response, (render(response) if render is not None else None)
 
 
 def _server_fault(method, error):

@@ -2,6 +2,8 @@
 
 Predict and Classify convert inputs and run the model, so they run on a worker thread and must be admitted
 (see `workers`); GetModelMetadata, GetModelStatus and the unimplemented methods answer from the event loop.
+The REST front end (`rest_api`) calls the same methods (`predict`, `classify`, `metadata`, `status`, ...)
+with the request protos it builds from JSON: one request path for both.
 """
 
 from tensorflow_serving.apis import model_service_pb2, prediction_service_pb2
@@ -37,33 +39,47 @@ class PredictionService:
             "Regress": self.Regress, "MultiInference": self.MultiInference})
 
     async def Predict(self, received, context):
-        return await self._answer("Predict", received, context, self._predict)
+        return await self._answer("Predict", received, context, self.predict)
 
     async def Classify(self, received, context):
-        return await self._answer("Classify", received, context, self._classify)
+        return await self._answer("Classify", received, context, self.classify)
 
     async def GetModelMetadata(self, received, context):
-        return await self._answer("GetModelMetadata", received, context,
-                                  lambda request, call: model_metadata(self._manager, request), on_worker=False)
+        return await self._answer("GetModelMetadata", received, context, self.metadata, on_worker=False)
 
     async def Regress(self, received, context):
-        return await self._answer("Regress", received, context, _unimplemented("Regress"), on_worker=False)
+        return await self._answer("Regress", received, context, self.regress, on_worker=False)
 
     async def MultiInference(self, received, context):
         return await self._answer("MultiInference", received, context, _unimplemented("MultiInference"),
                                   on_worker=False)
 
-    def _predict(self, request, call):
-        return run_predict(self._manager.servable(request.model_spec), request, self._limits, self._runner(call))
+    def servable(self, model_spec):
+        """The `Servable` a `ModelSpec` asks for (NOT_FOUND when none is served)."""
+        return self._manager.servable(model_spec)
 
-    def _classify(self, request, call):
-        return run_classify(self._manager.servable(request.model_spec), request, self._limits,
+    def predict(self, request, call):
+        """Answers a `PredictRequest`: what Predict does for every front end, on a worker thread."""
+        servable = self.servable(request.model_spec)
+        return run_predict(servable, request, self._limits, self._runner(call, servable.name))
+
+    def classify(self, request, call):
+        """Answers a `ClassificationRequest`, on a worker thread."""
+        return run_classify(self.servable(request.model_spec), request, self._limits,
                             lambda signature, inputs: run_alone(signature, inputs, call))
 
-    def _runner(self, call):
+    def regress(self, request, call):
+        """Refuses a `RegressionRequest` (UNIMPLEMENTED)."""
+        return _unimplemented("Regress")(request, call)
+
+    def metadata(self, request, call):
+        """Answers a `GetModelMetadataRequest`, from the event loop."""
+        return model_metadata(self._manager, request)
+
+    def _runner(self, call, model_name):
         if self._batcher is None:
             return lambda signature, inputs: run_alone(signature, inputs, call)
-        return lambda signature, inputs: self._batcher.run(signature, inputs, call)
+        return lambda signature, inputs: self._batcher.run(signature, inputs, call, model_name)
 
 
 class ModelService:
@@ -79,8 +95,7 @@ class ModelService:
             "GetModelStatus": self.GetModelStatus, "HandleReloadConfigRequest": self.HandleReloadConfigRequest})
 
     async def GetModelStatus(self, received, context):
-        return await self._answer("GetModelStatus", received, context,
-                                  lambda request, call: model_status(self._manager, request), on_worker=False)
+        return await self._answer("GetModelStatus", received, context, self.status, on_worker=False)
 
     async def HandleReloadConfigRequest(self, received, context):
         def refuse(request, call):
@@ -88,6 +103,10 @@ class ModelService:
                                 "given by --model_name/--model_base_path")
 
         return await self._answer("HandleReloadConfigRequest", received, context, refuse, on_worker=False)
+
+    def status(self, request, call):
+        """Answers a `GetModelStatusRequest`, from the event loop."""
+        return model_status(self._manager, request)
 
 
 def run_alone(signature, inputs, call):

@@ -11,10 +11,12 @@ import time
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 READY = re.compile(r"Running gRPC ModelServer at (\S+):(\d+)")
+REST_READY = re.compile(r"Exporting HTTP/REST API at (\S+):(\d+)")
 
 
 class ServerProcess:
-    """A model server subprocess bound to 127.0.0.1 and a port it picks itself (--port 0, so no races).
+    """A model server subprocess bound to 127.0.0.1 and ports it picks itself (--port 0 --rest_api_port 0, so no
+    races).
 
     Args:
         model_base_path: The versions directory.
@@ -25,11 +27,12 @@ class ServerProcess:
     def __init__(self, model_base_path, *flags, model_name="toy"):
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"}
         command = [sys.executable, "-m", "keras_bert_lite.serving", "--model_name", model_name,
-                   "--model_base_path", str(model_base_path), "--port", "0", *flags]
+                   "--model_base_path", str(model_base_path), "--port", "0", "--rest_api_port", "0", *flags]
         self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True)
         self.lines = []
         self.port = None
+        self.rest_port = None
         self._ready = threading.Event()
         self._reader = threading.Thread(target=self._read_output, daemon=True)
         self._reader.start()
@@ -37,6 +40,11 @@ class ServerProcess:
     @property
     def address(self):
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def url(self):
+        """The REST API's base URL, e.g. http://127.0.0.1:8501 (https:// with `tls`)."""
+        return f"{'https' if '--ssl_cert' in self.process.args else 'http'}://127.0.0.1:{self.rest_port}"
 
     def log(self):
         return "".join(self.lines)
@@ -83,6 +91,9 @@ class ServerProcess:
     def _read_output(self):
         for line in self.process.stdout:
             self.lines.append(line)
+            rest = REST_READY.search(line)
+            if rest and self.rest_port is None:
+                self.rest_port = int(rest.group(2))
             match = READY.search(line)
             if match and self.port is None:
                 self.port = int(match.group(2))

@@ -17,7 +17,7 @@ from tests.serving.stubs import predict_request, prediction_stub, rpc_error
 from tests.serving.test_limits import declared
 
 LINE = re.compile(r"access (\w+) model=(\S+) version=(\S+) status=(\w+) latency_ms=(\d+\.\d) request_bytes=(\d+) "
-                  r"peer=(\S+)")
+                  r"peer=(\S+) protocol=(grpc|rest)")
 
 
 def test_every_call_gets_one_line_answered_or_refused(toy_v1, start_server):
@@ -54,7 +54,7 @@ def test_client_controlled_fields_cannot_forge_a_line_or_a_field(caplog):
     assert line.startswith(r"access Predict model=x\n2026-01-01\x2000:00:00,000\x20INFO\x20keras_bert_lite.serving."
                            r"access]\x20access\x20Predict\x20model=toy\x20version=1\r\t\\\x20\u2028\x00é "
                            r"version=- status=NOT_FOUND ")
-    assert line.endswith(r" peer=ipv4:127.0.0.1:1\x20status=OK")
+    assert line.endswith(r" peer=ipv4:127.0.0.1:1\x20status=OK protocol=grpc")
 
 
 class FakeContext:
