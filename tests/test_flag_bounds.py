@@ -80,7 +80,9 @@ SERVING = {
         "--port": "65536", "--max_message_mb": "0", "--max_request_examples": "0", "--max_request_elements": "-1",
         "--max_string_bytes": "0", "--max_request_bytes": "0", "--max_concurrent_requests": "0",
         "--poll_seconds": "-1", "--load_timeout_seconds": "inf", "--max_load_retries": "-1",
-        "--max_batch_size": "-1", "--batch_timeout_ms": "nan"}),
+        "--max_batch_size": "-1", "--batch_timeout_ms": "nan", "--rest_api_port": "-1",
+        "--rest_api_timeout_in_ms": "-1", "--rest_api_max_body_mb": "2048", "--rest_api_read_timeout_seconds": "0",
+        "--rest_api_max_connections": "0"}),
     "kbl-client": (client_cli.build_parser, lambda tmp: ["--model_name", "m"], {
         "--batch_size": "0", "--timeout": "nan", "--wait": "inf"}),
 }

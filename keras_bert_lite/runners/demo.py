@@ -198,7 +198,7 @@ class Demo:
     def serve(self) -> None:
         self.stage(5, "Serving it over gRPC (TF Serving's PredictionService) and classifying raw sentences")
         base = self.path("exports", "reviews")
-        server_argv = ["--model_name", "reviews", "--model_base_path", base, "--port", "0"]
+        server_argv = ["--model_name", "reviews", "--model_base_path", base, "--port", "0", "--rest_api_port", "0"]
         self.commands.append(" ".join(["kbl-serve"] + [shlex.quote(a) for a in server_argv]))
         print(f"$ {self.commands[-1]} &", flush=True)
         log_path = self.path("logs", "server.log")

@@ -1,4 +1,5 @@
-"""A client for TF Serving's gRPC API (stock tensorflow_model_server or `python -m keras_bert_lite.serving`).
+"""A client for TF Serving's gRPC API (stock tensorflow_model_server or `python -m keras_bert_lite.serving`);
+`rest_client.RestClient` is the same client over the REST API.
 
     from keras_bert_lite.serving import ServingClient
 
@@ -42,7 +43,59 @@ class ServerUnavailableError(ServingClientError):
     because it was full (retry with backoff)."""
 
 
-class ServingClient:
+class ModelClient:
+    """What both clients (gRPC: `ServingClient`, REST: `RestClient`) build on `predict` and `status`."""
+
+    def predict_labels(self, texts, text_b=None, signature="serving_default", version=None):
+        """Returns (labels: list of str, probabilities: np.ndarray [batch, num_classes]) for a classifier.
+
+        Raises:
+            ServingClientError: When the signature has no `label` and `probabilities` outputs.
+        """
+        outputs = self.predict(texts, text_b, signature, version)
+        require_outputs(outputs, (LABEL, PROBABILITIES), signature)
+        return [text_of(label) for label in outputs[LABEL]], outputs[PROBABILITIES]
+
+    def embed(self, texts, signature="serving_default", version=None):
+        """Returns the float32 vectors `[batch, D]` of an embedding model (output `embeddings`), one per text.
+
+        Raises:
+            ServingClientError: When the signature has no `embeddings` output.
+        """
+        outputs = self.predict(texts, signature=signature, version=version)
+        return require_outputs(outputs, (EMBEDDINGS,), signature)[EMBEDDINGS]
+
+    def wait_until_available(self, seconds):
+        """Waits up to `seconds` for the server to answer and a version of the model to be AVAILABLE.
+
+        For scripts that start a server and call it right away. Raises the last `ServingClientError` (e.g.
+        `ServerUnavailableError`, or NOT_FOUND while the model loads) when the time is up; when the server
+        reports versions that failed to load, its message carries their load errors.
+        """
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                statuses = self.status()
+                if any(s["state"] == "AVAILABLE" for s in statuses):
+                    return
+                failures = "".join(f"; version {s['version']} failed to load: {s['error_code']}: {s['error_message']}"
+                                   for s in statuses if s["error_code"] != grpc.StatusCode.OK.name)
+                error = ServingClientError(grpc.StatusCode.UNAVAILABLE,
+                                           f"no version of the model is AVAILABLE yet{failures}")
+            except ServingClientError as e:
+                error = e
+            if time.monotonic() >= deadline:
+                raise error
+            time.sleep(0.25)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+class ServingClient(ModelClient):
     """Calls one model of a TF Serving gRPC server.
 
     Args:
@@ -80,34 +133,15 @@ class ServingClient:
             output_filter: Output keys to return; empty for all.
 
         Raises:
-            TypeError, ValueError: For texts that are not lists of strings of one length (see `_encoded_texts`).
+            TypeError, ValueError: For texts that are not lists of strings of one length (see `encoded_texts`).
         """
-        inputs = _encoded_texts(texts, text_b)
+        inputs = encoded_texts(texts, text_b)
         request = predict_pb2.PredictRequest(output_filter=list(output_filter))
         self._model_spec(request.model_spec, signature, version)
         for key, values in inputs.items():
             request.inputs[key].CopyFrom(tf.make_tensor_proto(values, dtype=tf.string, shape=[len(values)]))
         response = self._call(self._predictions.Predict, request)
         return {key: tf.make_ndarray(proto) for key, proto in response.outputs.items()}
-
-    def predict_labels(self, texts, text_b=None, signature="serving_default", version=None):
-        """Returns (labels: list of str, probabilities: np.ndarray [batch, num_classes]) for a classifier.
-
-        Raises:
-            ServingClientError: When the signature has no `label` and `probabilities` outputs.
-        """
-        outputs = self.predict(texts, text_b, signature, version)
-        _require(outputs, (LABEL, PROBABILITIES), signature)
-        return [_text(label) for label in outputs[LABEL]], outputs[PROBABILITIES]
-
-    def embed(self, texts, signature="serving_default", version=None):
-        """Returns the float32 vectors `[batch, D]` of an embedding model (output `embeddings`), one per text.
-
-        Raises:
-            ServingClientError: When the signature has no `embeddings` output.
-        """
-        outputs = self.predict(texts, signature=signature, version=version)
-        return _require(outputs, (EMBEDDINGS,), signature)[EMBEDDINGS]
 
     def classify(self, texts, text_b=None, signature="classify", version=None):
         """Calls the Classify API with one tf.Example per text (features `text` and `text_b`, bytes).
@@ -116,9 +150,9 @@ class ServingClient:
             For each text, the list of (label, score) pairs the signature returned, in its class order.
 
         Raises:
-            TypeError, ValueError: For texts that are not lists of strings of one length (see `_encoded_texts`).
+            TypeError, ValueError: For texts that are not lists of strings of one length (see `encoded_texts`).
         """
-        inputs = _encoded_texts(texts, text_b)
+        inputs = encoded_texts(texts, text_b)
         request = classification_pb2.ClassificationRequest()
         self._model_spec(request.model_spec, signature, version)
         for row in zip(*inputs.values()):
@@ -150,37 +184,8 @@ class ServingClient:
                  "error_message": status.status.error_message}
                 for status in response.model_version_status]
 
-    def wait_until_available(self, seconds):
-        """Waits up to `seconds` for the server to answer and a version of the model to be AVAILABLE.
-
-        For scripts that start a server and call it right away. Raises the last `ServingClientError` (e.g.
-        `ServerUnavailableError`, or NOT_FOUND while the model loads) when the time is up; when the server
-        reports versions that failed to load, its message carries their load errors.
-        """
-        deadline = time.monotonic() + seconds
-        while True:
-            try:
-                statuses = self.status()
-                if any(s["state"] == "AVAILABLE" for s in statuses):
-                    return
-                failures = "".join(f"; version {s['version']} failed to load: {s['error_code']}: {s['error_message']}"
-                                   for s in statuses if s["error_code"] != grpc.StatusCode.OK.name)
-                error = ServingClientError(grpc.StatusCode.UNAVAILABLE,
-                                           f"no version of the model is AVAILABLE yet{failures}")
-            except ServingClientError as e:
-                error = e
-            if time.monotonic() >= deadline:
-                raise error
-            time.sleep(0.25)
-
     def close(self):
         self._channel.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.close()
 
     def _model_spec(self, spec, signature, version):
         spec.name = self.model_name
@@ -211,7 +216,7 @@ class ServingClient:
         return ServingClientError(code, details)
 
 
-def _encoded_texts(texts, text_b=None):
+def encoded_texts(texts, text_b=None):
     """{"text": [bytes], "text_b": [bytes] (only for pairs)}: the texts of a request, as UTF-8 bytes.
 
     Raises:
@@ -244,7 +249,7 @@ def _bytes(key, index, value):
                     f"bytes")
 
 
-def _require(outputs, keys, signature):
+def require_outputs(outputs, keys, signature):
     """`outputs`, if it holds every one of `keys`; else a FAILED_PRECONDITION error naming the outputs it has."""
     missing = set(keys) - set(outputs)
     if missing:
@@ -253,7 +258,8 @@ def _require(outputs, keys, signature):
     return outputs
 
 
-def _text(value):
+def text_of(value):
+    """A string output's element as text (bytes decoded as UTF-8, undecodable bytes replaced)."""
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 

@@ -1,6 +1,7 @@
 """Send texts to a TF Serving model (or `python -m keras_bert_lite.serving`); print one JSON object per text.
 
     kbl-client --model_name bert reviews.txt            (or python export/client.py ...)
+    kbl-client --model_name bert --server http://127.0.0.1:8501 reviews.txt      (REST instead of gRPC)
     echo "a great movie" | kbl-client --model_name bert
     printf "question\tpassage\n" | kbl-client --model_name bert --pairs
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from keras_bert_lite.serving import ServingClient, ServingClientError
 from keras_bert_lite.serving.client import EMBEDDINGS
+from keras_bert_lite.serving.rest_client import RestClient
 
 PER_TEXT_KEYS = {EMBEDDINGS: "embedding"}   # a batch output's key -> its key on one text's line
 
@@ -34,7 +36,9 @@ def build_parser():
     parser.add_argument("input", nargs="?", type=argparse.FileType("rb"), default=None,
                         help="UTF-8 file with one text per line (default: stdin)")
     parser.add_argument("--model_name", required=True, help="the model's name on the server")
-    parser.add_argument("--server", default="127.0.0.1:8500", help="host:port of the server (default %(default)s)")
+    parser.add_argument("--server", default="127.0.0.1:8500",
+                        help="host:port of the gRPC API, or the REST API's URL (http://host:8501, or https://) "
+                             "(default %(default)s)")
     parser.add_argument("--signature", default="serving_default", help="signature key (default %(default)s)")
     parser.add_argument("--pairs", action="store_true", help="lines are 'text<TAB>text_b' (pair tasks)")
     parser.add_argument("--batch_size", type=_positive_int, default=32, help="texts per request (default %(default)s)")
@@ -58,8 +62,7 @@ def main(argv=None):
         return 2
     try:
         root_certificates = args.ssl_ca.read() if args.ssl_ca else None
-        with ServingClient(args.model_name, args.server, timeout=args.timeout,
-                           root_certificates=root_certificates) as client:
+        with connect(args.model_name, args.server, args.timeout, root_certificates) as client:
             if args.wait > 0:
                 client.wait_until_available(args.wait)
             for start in range(0, len(rows), args.batch_size):
@@ -76,6 +79,13 @@ def main(argv=None):
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def connect(model_name, server, timeout, root_certificates=None):
+    """A `RestClient` for an http:// or https:// URL, else a `ServingClient` (gRPC) for host:port."""
+    if server.startswith(("http://", "https://")):
+        return RestClient(model_name, server, timeout=timeout, root_certificates=root_certificates)
+    return ServingClient(model_name, server, timeout=timeout, root_certificates=root_certificates)
 
 
 class InputError(Exception):

@@ -2,6 +2,7 @@
 
 import pytest
 
+from tests.serving.exports import export_tiny_classifier
 from tests.serving.server_process import ServerProcess
 from tests.serving.toy_models import ToyModel, export_version
 
@@ -43,3 +44,12 @@ def toy_server(toy_v1):
 def _fresh_keras_state():
     """Replaces the root conftest's per-test Keras reset (~0.2 s each): these tests never touch Keras state."""
     yield
+
+
+@pytest.fixture(scope="package")
+def exported_classifier(tmp_path_factory, uncased_vocab_path):
+    """A model base path holding version 1 of a tiny (random) text classifier, exported by our exporter with the
+    bert-base-uncased vocab: serving_default, preprocess, encode and classify, as real exports have them."""
+    base_path = tmp_path_factory.mktemp("classifier")
+    export_tiny_classifier(uncased_vocab_path, base_path)
+    return base_path
