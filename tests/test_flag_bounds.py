@@ -77,6 +77,8 @@ COMMANDS = {
 # numeric flag. Every numeric flag there must have a type that checks its range (not a bare int or float).
 SERVING = {
     "kbl-serve": (serve_flags.build_parser, lambda tmp: ["--model_name", "m", "--model_base_path", str(tmp)], {
+        "--model_config_file_poll_wait_seconds": "-1", "--allow_version_labels_for_unavailable_models": "maybe",
+        "--enable_model_warmup": "maybe",
         "--port": "65536", "--max_message_mb": "0", "--max_request_examples": "0", "--max_request_elements": "-1",
         "--max_string_bytes": "0", "--max_request_bytes": "0", "--max_concurrent_requests": "0",
         "--poll_seconds": "-1", "--load_timeout_seconds": "inf", "--max_load_retries": "-1",

@@ -11,6 +11,7 @@ import threading
 
 from keras_bert_lite.serving import limits, rest_server
 from keras_bert_lite.serving.manager import DEFAULT_LOAD_TIMEOUT_SECONDS, DEFAULT_MAX_LOAD_RETRIES
+from keras_bert_lite.serving.model_config import ConfigError, ModelConfig, read_config_file
 from keras_bert_lite.serving.monitoring_config import metrics_path
 
 DEFAULT_BATCH_TIMEOUT_MS = 0.0
@@ -31,9 +32,7 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.batch_timeout_ms is not None and args.max_batch_size <= 1:
         parser.error("--batch_timeout_ms needs --max_batch_size > 1")
-    if not os.path.isdir(args.model_base_path):
-        parser.error(f"--model_base_path {args.model_base_path} is not a directory; export a model into "
-                     f"{args.model_base_path}/1/ first")
+    args.model_configs = _model_configs(parser, args)
     if (args.ssl_cert is None) != (args.ssl_key is None):
         parser.error("--ssl_cert and --ssl_key go together: pass both to serve over TLS, or neither")
     for flag, path in (("--ssl_cert", args.ssl_cert), ("--ssl_key", args.ssl_key)):
@@ -51,8 +50,9 @@ def parse_args(argv):
 def build_parser():
     """kbl-serve's parser: every numeric flag's type refuses values out of its range."""
     parser = argparse.ArgumentParser(prog="kbl-serve", description="A local TF Serving-compatible gRPC model server.")
-    parser.add_argument("--model_name", required=True, help="name clients use in model_spec.name")
-    parser.add_argument("--model_base_path", required=True, help="directory with one subdirectory per version")
+    parser.add_argument("--model_name", help="name clients use in model_spec.name (one model; or --model_config_file)")
+    parser.add_argument("--model_base_path", help="directory with one subdirectory per version (with --model_name)")
+    add_model_config_flags(parser)
     parser.add_argument("--port", type=_checked(int, lambda number: 0 <= number <= MAX_PORT, f"in 0..{MAX_PORT}"),
                         default=8500, help="gRPC port; 0 picks a free one (default 8500)")
     parser.add_argument("--host", default="127.0.0.1",
@@ -84,6 +84,23 @@ def build_parser():
     parser.add_argument("--no_tf_text", action="store_true",
                         help="do not import tensorflow_text (its ops stay unregistered, as in a portable runtime)")
     return parser
+
+
+def add_model_config_flags(parser):
+    """Several models from TF Serving's config file, their version labels, and warm-up."""
+    parser.add_argument("--model_config_file",
+                        help="TF Serving's ModelServerConfig text proto: several models, each with its base_path, "
+                             "model_version_policy and version_labels (instead of --model_name/--model_base_path)")
+    parser.add_argument("--model_config_file_poll_wait_seconds", type=_non_negative(float), default=0.0,
+                        help="seconds between reads of --model_config_file, whose changes are applied (models added, "
+                             "removed, reconfigured; labels moved); 0 reads it once at start (default 0, as TF "
+                             "Serving)")
+    parser.add_argument("--allow_version_labels_for_unavailable_models", type=_boolean, nargs="?", const=True,
+                        default=False, help="let a new version label point to a version not loaded yet (a label in "
+                                            "use still moves only to a loaded version) (default false, as TF Serving)")
+    parser.add_argument("--enable_model_warmup", type=_boolean, nargs="?", const=True, default=True,
+                        help="replay a version's assets.extra/tf_serving_warmup_requests before serving it, so its "
+                             "first request is not slow (default true, as TF Serving)")
 
 
 def add_limit_flags(parser):
@@ -138,6 +155,33 @@ def request_limits(args):
     """The `RequestLimits` the parsed flags set."""
     return limits.RequestLimits(max_examples=args.max_request_examples, max_elements=args.max_request_elements,
                                 max_string_bytes=args.max_string_bytes, max_request_bytes=args.max_request_bytes)
+
+
+def _model_configs(parser, args):
+    """The `ModelConfig`s to serve: --model_config_file's, or the one model of --model_name/--model_base_path."""
+    if args.model_config_file is not None:
+        if args.model_name is not None or args.model_base_path is not None:
+            parser.error("--model_config_file names the models to serve: give it, or --model_name with "
+                         "--model_base_path, not both")
+        try:
+            return read_config_file(args.model_config_file) or ()
+        except ConfigError as error:
+            parser.error(f"--model_config_file: {error}")
+    if args.model_name is None or args.model_base_path is None:
+        parser.error("--model_name and --model_base_path (one model), or --model_config_file (several), are required")
+    if not os.path.isdir(args.model_base_path):
+        parser.error(f"--model_base_path {args.model_base_path} is not a directory; export a model into "
+                     f"{args.model_base_path}/1/ first")
+    return (ModelConfig(args.model_name, args.model_base_path),)
+
+
+def _boolean(value):
+    """An argparse type for TF Serving's boolean flags: true/false (or 1/0)."""
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"must be true or false, got {value}")
 
 
 def _port():

@@ -1,30 +1,39 @@
-"""Loads the versions of one model from `model_base_path/<integer version>/` and keeps the latest one served.
+"""Loads the versions of one model from `base_path/<integer version>/` and serves those its version policy selects.
 
-Like TF Serving's file-system source with its default "latest" version policy: the base path is polled every
-`poll_seconds`; the highest integer version directory is loaded in the background while the current one keeps
-answering, then swapped in atomically (a single reference assignment, so every request sees either the old or
-the new version, never neither) and the old one is unloaded. Requests already running on the old version keep
-their reference to it and finish normally.
+Like TF Serving's file-system source feeding its aspired-versions manager with the default availability-preserving
+policy: the base path is polled every `poll_seconds`; the versions the model's `VersionPolicy` selects (its
+*aspired* versions; by default the highest one) are loaded in the background, highest first, while the versions
+already served keep answering. Each loaded version joins the served set atomically (the set is replaced by a single
+reference assignment, never changed in place, so every request sees the old set or the new one, never neither).
+A served version the policy no longer selects is unloaded once an aspired version is available, or at once when
+the policy selects nothing (its directories are gone); while no aspired version is available, the highest such
+version keeps serving. "Latest" is the highest version served. Requests already running on an unloaded version
+keep their reference to it and finish normally.
 
 Skipped: names starting with "." (our exporter writes to a hidden temp dir and renames it into place), names
 that are not integers, integers beyond TF Serving's int64 versions (0..2**63-1; logged once, as a warning), and
-directories without saved_model.pb yet (retried at the next poll). A version that
-fails to load is logged and reported by GetModelStatus (END with the error); the previous version keeps being
-served, and the failed one is tried again as `LoadRetries` says (as soon as its files change, else with
-backoff). A load that takes longer than `load_timeout_seconds` is abandoned and counts as failed, so a load
-that hangs blocks neither newer versions nor shutdown: `stop()` abandons a load in progress.
+directories without saved_model.pb yet (retried at the next poll). A version that fails to load is logged and
+reported by GetModelStatus (END with the error); the versions served keep being served, and the failed one is
+tried again as `LoadRetries` says (as soon as its files change, else with backoff). A load that takes longer
+than `load_timeout_seconds` is abandoned and counts as failed, so a load that hangs blocks neither newer versions
+nor shutdown.
+
+Loads run on threads of their own. `stop()` abandons the load in progress (its `cancelled` event tells the
+loader, which stops warming up); `join()` then waits for every thread the manager started to leave TensorFlow:
+a thread still inside TensorFlow when the interpreter exits aborts the process (see `__main__`).
 """
 
 import logging
 import os
 import re
 import threading
+import time
 
 import grpc
 import tensorflow as tf
 from tensorflow_serving.apis import get_model_status_pb2
 
-from keras_bert_lite.serving.errors import ServingError, from_tf_error, invalid_argument, not_found
+from keras_bert_lite.serving.errors import ServingError, from_tf_error
 from keras_bert_lite.serving.load_retries import LoadRetries
 from keras_bert_lite.serving.servable import load_servable
 
@@ -33,6 +42,7 @@ State = get_model_status_pb2.ModelVersionStatus.State
 _VERSION_NAME = re.compile("[0-9]+")  # also rules out hidden directories such as ".tmp-export-2"
 DEFAULT_LOAD_TIMEOUT_SECONDS = 300.0
 DEFAULT_MAX_LOAD_RETRIES = 5  # TF Serving's max_num_load_retries
+_CANCELLED = "loading was cancelled: the server is stopping, or the model left the config"
 MAX_VERSION = 2**63 - 1  # versions are int64 in TF Serving's protos (ModelSpec.version, ModelVersionStatus.version)
 
 
@@ -50,76 +60,92 @@ class VersionState:
 
 
 class ModelManager:
-    """Serves the latest loadable version of model `name` found under `base_path`.
+    """Serves the versions of one model that its `ModelConfig`'s version policy selects.
 
     Args:
-        name: The model name clients put in `model_spec.name`.
-        base_path: The directory holding one subdirectory per integer version.
-        poll_seconds: Seconds between scans of `base_path`; 0 scans once, at `start()`.
-        load: Callable (name, version, path) -> Servable; `load_servable` by default (tests swap it).
+        config: The model's `ModelConfig` (name, base path, version policy; its labels are the registry's).
+        poll_seconds: Seconds between scans of the base path; 0 scans once, at `start()`.
+        load: Callable (name, version, path, cancelled: threading.Event) -> Servable; `load_servable` by default
+            (`warmup.WarmingLoader` warms versions up; tests swap it). `cancelled` is set when the load is
+            abandoned.
         load_timeout_seconds: A load still running after this long is abandoned and counts as failed.
         max_load_retries: Retries of a failed version whose files do not change (see `LoadRetries`).
-        on_change: Called with True when a version becomes served and False when none is, from the thread
-            that swapped it (for the health service).
+        on_change: Called with whether any version is served after every change of the served set, from the
+            thread that changed it (for the health service).
     """
 
-    def __init__(self, name, base_path, poll_seconds, load=load_servable,
-                 load_timeout_seconds=DEFAULT_LOAD_TIMEOUT_SECONDS, max_load_retries=DEFAULT_MAX_LOAD_RETRIES,
-                 on_change=None):
-        self.name = name
-        self.base_path = base_path
+    def __init__(self, config, poll_seconds, load=None, load_timeout_seconds=DEFAULT_LOAD_TIMEOUT_SECONDS,
+                 max_load_retries=DEFAULT_MAX_LOAD_RETRIES, on_change=None):
+        self.config = config
         self.poll_seconds = poll_seconds
         self.load_timeout_seconds = load_timeout_seconds
-        self._load = load
+        self._load = load or _plain_load
         self._on_change = on_change
-        self._current = None  # the Servable answering "latest"; replaced atomically
+        self._served = {}  # version -> Servable; replaced as a whole, never changed in place
         self._states = {}  # version -> VersionState
         self._retries = LoadRetries(poll_seconds or 1.0, max_load_retries)
         self._too_large = set()  # version directories warned about by scan_versions
+        self._missing = set()  # "specific" versions warned about as missing
         self._lock = threading.Lock()
+        self._poll_lock = threading.Lock()  # one poll at a time: the poller's, or the registry's after a change
         self._stop = threading.Event()
         self._loading = None  # the _Loading in progress, which stop() abandons
-        self._thread = None
+        self._threads = []  # the poller and every load thread, for join()
+
+    @property
+    def name(self):
+        return self.config.name
 
     def start(self):
-        """Loads the latest version found now (blocking until it is loaded, fails, or `stop()`), then keeps
+        """Loads the versions found now (blocking until they are loaded, failed, or `stop()`), then keeps
         polling in a background thread."""
         self.poll()
-        if self._current is None and not self._states:
-            hint = (f"; {self.base_path} itself holds a SavedModel: move it into {self.base_path}/1/"
-                    if os.path.exists(os.path.join(self.base_path, "saved_model.pb")) else "")
+        if not self._served and not self._states:
+            base_path = self.config.base_path
+            hint = (f"; {base_path} itself holds a SavedModel: move it into {base_path}/1/"
+                    if os.path.exists(os.path.join(base_path, "saved_model.pb")) else "")
             log.warning("No versions of servable %s found under base path %s (expecting <base path>/<integer "
-                        "version>/saved_model.pb)%s", self.name, self.base_path, hint)
+                        "version>/saved_model.pb)%s", self.name, base_path, hint)
         if self.poll_seconds > 0 and not self._stop.is_set():
-            self._thread = threading.Thread(target=self._poll_forever, name="version-poller", daemon=True)
-            self._thread.start()
+            self._start_thread(self._poll_forever, f"version-poller-{self.name}")
 
     def stop(self):
-        """Stops polling; a load in progress is abandoned (its thread, a daemon, is left to finish alone)."""
+        """Stops polling and abandons the load in progress, without waiting for its thread (see `join`)."""
         self._stop.set()
         loading = self._loading
         if loading is not None:
             loading.abandon()
-        if self._thread is not None:
-            self._thread.join()
 
-    def servable(self, model_spec):
-        """The Servable a request's `ModelSpec` asks for, with TF Serving's errors when there is none.
+    def join(self, deadline):
+        """Waits until every thread this manager started has finished, or `deadline` (time.monotonic()) passes.
 
-        Raises:
-            ServingError: NOT_FOUND for another model name, a version that is not served, or nothing loaded
-                yet; INVALID_ARGUMENT for a version label (this server defines none).
+        Returns:
+            The names of the threads still running.
         """
-        current = self._current
-        if model_spec.WhichOneof("version_choice") == "version_label":
-            raise invalid_argument(f"Unrecognized servable version label: {model_spec.version_label}")
-        if model_spec.HasField("version"):
-            version = model_spec.version.value
-            if model_spec.name != self.name or current is None or current.version != version:
-                raise not_found(f"Servable not found for request: Specific({model_spec.name}, {version})")
-        elif model_spec.name != self.name or current is None:
-            raise not_found(f"Servable not found for request: Latest({model_spec.name})")
-        return current
+        for thread in list(self._threads):
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return [thread.name for thread in self._threads if thread.is_alive()]
+
+    def retire(self):
+        """Stops the manager and unloads every version: the model left the config."""
+        self.stop()
+        with self._poll_lock:
+            self._replace({}, unloaded=sorted(self._served))
+
+    def reconfigure(self, config):
+        """Takes a new `ModelConfig` of the same name (base path, version policy), used from the next poll on."""
+        self.config = config
+
+    def served(self, version=None):
+        """The served Servable of `version`, or the latest served one for None; None when there is none."""
+        served = self._served
+        if version is None:
+            return served[max(served)] if served else None
+        return served.get(version)
+
+    def available_versions(self):
+        """The versions served now."""
+        return set(self._served)
 
     def version_states(self):
         """A snapshot {version: VersionState} of every version seen so far."""
@@ -127,54 +153,86 @@ class ModelManager:
             return dict(self._states)
 
     def poll(self):
-        """Scans the base path once and loads/unloads versions as needed (the poller thread calls this)."""
+        """Scans the base path once; loads the aspired versions not served yet and unloads as the policy says."""
+        with self._poll_lock:
+            on_disk = self._scan()
+            if on_disk is None:
+                return
+            aspired = self._aspired(on_disk)
+            self._unload_unaspired(aspired)
+            for version in sorted(aspired - set(self._served), reverse=True):
+                if self._stop.is_set():
+                    return
+                if self._retries.may_try(version, on_disk[version]) and self._load_version(version,
+                                                                                         on_disk[version]):
+                    self._unload_unaspired(aspired)
+
+    def _scan(self):
         try:
-            on_disk = scan_versions(self.base_path, self._too_large)
+            on_disk = scan_versions(self.config.base_path, self._too_large)
         except OSError as error:
-            log.warning("cannot list model base path %s: %s", self.base_path, error)
-            return
+            log.warning("cannot list model base path %s: %s", self.config.base_path, error)
+            return None
         self._retries.forget_missing(on_disk)
-        candidates = [version for version, path in on_disk.items() if self._retries.may_try(version, path)]
-        current = self._current
-        if not candidates:
-            if current is not None and current.version not in on_disk:
-                self._swap(None)
-            return
-        latest = max(candidates)
-        if current is None or current.version != latest:
-            self._load_and_swap(latest, on_disk[latest])
+        return on_disk
+
+    def _aspired(self, on_disk):
+        """The versions the policy selects among `on_disk`; warns once about each "specific" version missing."""
+        policy = self.config.policy
+        missing = set(policy.missing(on_disk))
+        for version in sorted(missing - self._missing):
+            log.warning("Version %d of servable %s, which was requested to be served as a 'specific' version in "
+                        "the servable's version policy, was not found in the file system", version, self.name)
+        self._missing = missing
+        return policy.select(on_disk)
+
+    def _unload_unaspired(self, aspired):
+        """Unloads the served versions the policy no longer selects, keeping the highest of them while no
+        aspired version is served (TF Serving's AvailabilityPreservingPolicy)."""
+        served = self._served
+        unaspired = sorted(set(served) - aspired)
+        keep_one = bool(aspired) and not aspired & set(served)
+        unloaded = unaspired[:-1] if keep_one else unaspired
+        if unloaded:
+            self._replace({v: s for v, s in served.items() if v not in unloaded}, unloaded=unloaded)
 
     def _poll_forever(self):
         while not self._stop.wait(self.poll_seconds):
             try:
                 self.poll()
             except Exception:  # noqa: BLE001 - the poller must survive anything and keep serving
-                log.exception("polling %s failed", self.base_path)
+                log.exception("polling %s failed", self.config.base_path)
 
-    def _load_and_swap(self, version, path):
+    def _load_version(self, version, path):
+        """Loads `version` and adds it to the served set; returns whether it loaded."""
         self._set_state(version, State.LOADING)
+        log.info("Loading servable version {name: %s version: %d} from %s", self.name, version, path)
         try:
             servable = self._load_in_time(version, path)
         except _Stopped:
-            self._set_state(version, State.END, ServingError(grpc.StatusCode.CANCELLED, "the server stopped"))
-            return
+            self._set_state(version, State.END, ServingError(grpc.StatusCode.CANCELLED, _CANCELLED))
+            return False
         except Exception as error:  # noqa: BLE001 - any load failure is reported, never fatal
-            failure = _load_error(error, path)
-            delay = self._retries.failed(version, path)
-            self._set_state(version, State.END, failure)
-            retry = (f"retrying in {delay:g} s, or as soon as its files change" if delay is not None
-                     else "retrying only when its files change")
-            log.error("Loading servable: {name: %s version: %d} failed: %s (%s)", self.name, version,
-                      failure.message, retry)
-            return
+            self._load_failed(version, path, _load_error(error, path))
+            return False
         self._retries.succeeded(version)
         self._set_state(version, State.AVAILABLE)
         log.info("Successfully loaded servable version {name: %s version: %d} from %s", self.name, version, path)
-        self._swap(servable)
+        self._replace({**self._served, version: servable})
+        return True
+
+    def _load_failed(self, version, path, failure):
+        delay = self._retries.failed(version, path)
+        self._set_state(version, State.END, failure)
+        retry = (f"retrying in {delay:g} s, or as soon as its files change" if delay is not None
+                 else "retrying only when its files change")
+        log.error("Loading servable: {name: %s version: %d} failed: %s (%s)", self.name, version, failure.message,
+                  retry)
 
     def _load_in_time(self, version, path):
         """Loads on a daemon thread, waiting up to `load_timeout_seconds` or until `stop()`."""
         loading = _Loading(self._load, self.name, version, path)
+        self._keep(loading.thread)
         self._loading = loading
         if self._stop.is_set():
             loading.abandon()
@@ -185,25 +243,34 @@ class ModelManager:
         if self._stop.is_set():
             raise _Stopped()
         if not finished:
+            loading.abandon()
             raise ServingError(grpc.StatusCode.DEADLINE_EXCEEDED,
                                f"loading did not finish within {self.load_timeout_seconds:g} s "
                                f"(--load_timeout_seconds); abandoned")
         return loading.result()
 
-    def _swap(self, servable):
-        old, self._current = self._current, servable
-        if old is not None:
-            version = old.version
+    def _replace(self, served, unloaded=()):
+        """Serves `served` ({version: Servable}) from now on; marks the `unloaded` versions END."""
+        self._served = served
+        for version in unloaded:
             self._set_state(version, State.UNLOADING)
-            del old  # in-flight requests keep their own reference; the version is freed once they finish
-            self._set_state(version, State.END)
+            self._set_state(version, State.END)  # requests in flight keep their own reference to the version
             log.info("Successfully unloaded servable version {name: %s version: %d}", self.name, version)
         if self._on_change is not None:
-            self._on_change(servable is not None)
+            self._on_change(bool(served))
 
     def _set_state(self, version, state, error=None):
         with self._lock:
             self._states[version] = VersionState(state, error)
+
+    def _start_thread(self, target, name):
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        self._keep(thread)
+        thread.start()
+
+    def _keep(self, thread):
+        """Remembers `thread` for `join()`, forgetting the threads that have finished."""
+        self._threads = [kept for kept in self._threads if kept.is_alive()] + [thread]
 
 
 class _Stopped(Exception):
@@ -211,21 +278,27 @@ class _Stopped(Exception):
 
 
 class _Loading:
-    """One load running on its own daemon thread, which can be waited for with a timeout or abandoned."""
+    """One load running on its own daemon thread, which can be waited for with a timeout or abandoned.
+
+    Attributes:
+        thread: The loading thread.
+        cancelled: Set when the load is abandoned; the loader may stop early (warm-up does).
+    """
 
     def __init__(self, load, name, version, path):
         self._done = threading.Event()
+        self.cancelled = threading.Event()
         self._servable = self._error = None
-        self._abandoned = False
-        threading.Thread(target=self._run, args=(load, name, version, path), name=f"load-{version}",
-                         daemon=True).start()
+        self.thread = threading.Thread(target=self._run, args=(load, name, version, path),
+                                       name=f"load-{name}-{version}", daemon=True)
+        self.thread.start()
 
     def wait(self, timeout):
         """True once the load finished, False when `timeout` passed or it was abandoned first."""
-        return self._done.wait(timeout) and not self._abandoned
+        return self._done.wait(timeout) and not self.cancelled.is_set()
 
     def abandon(self):
-        self._abandoned = True
+        self.cancelled.set()
         self._done.set()
 
     def result(self):
@@ -235,10 +308,15 @@ class _Loading:
 
     def _run(self, load, name, version, path):
         try:
-            self._servable = load(name, version, path)
+            self._servable = load(name, version, path, self.cancelled)
         except Exception as error:  # noqa: BLE001 - raised in the waiting thread by result()
             self._error = error
         self._done.set()
+
+
+def _plain_load(name, version, path, cancelled):
+    """`load_servable`, without warm-up."""
+    return load_servable(name, version, path)
 
 
 def _load_error(error, path):

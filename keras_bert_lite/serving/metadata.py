@@ -7,14 +7,15 @@ from keras_bert_lite.serving.errors import invalid_argument
 SIGNATURE_DEF = "signature_def"
 
 
-def model_metadata(manager, request):
-    """Answers a `GetModelMetadataRequest`; "signature_def" is the only metadata field (as in TF Serving)."""
+def model_metadata(models, request):
+    """Answers a `GetModelMetadataRequest` from the `ModelRegistry` `models`; "signature_def" is the only metadata
+    field (as in TF Serving)."""
     if not request.metadata_field:
         raise invalid_argument("GetModelMetadataRequest must specify at least one metadata_field")
     for field in request.metadata_field:
         if field != SIGNATURE_DEF:
             raise invalid_argument(f"Metadata field {field} is not supported")
-    servable = manager.servable(request.model_spec)
+    servable = models.servable(request.model_spec)
     signature_defs = get_model_metadata_pb2.SignatureDefMap()
     for key, signature_def in servable.signature_defs.items():
         signature_defs.signature_def[key].CopyFrom(signature_def)

@@ -5,14 +5,15 @@ from tensorflow_serving.apis import get_model_status_pb2
 from keras_bert_lite.serving.errors import code_number, not_found
 
 
-def model_status(manager, request):
-    """Answers a `GetModelStatusRequest`: one `ModelVersionStatus` per version, newest first.
+def model_status(models, request):
+    """Answers a `GetModelStatusRequest` from the `ModelRegistry` `models`: one `ModelVersionStatus` per version,
+    newest first. As in TF Serving, a version label is not resolved: the status of every version is returned.
 
     Raises:
         ServingError: NOT_FOUND for an unknown model, or a version this server never saw.
     """
     spec = request.model_spec
-    states = manager.version_states() if spec.name == manager.name else {}
+    states = models.version_states(spec.name)
     if spec.HasField("version"):
         if spec.version.value not in states:
             raise not_found(f"Could not find version {spec.version.value} of model {spec.name}")

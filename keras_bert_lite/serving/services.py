@@ -20,14 +20,14 @@ class PredictionService:
     """Predict, Classify and GetModelMetadata; Regress and MultiInference answer UNIMPLEMENTED.
 
     Args:
-        manager: The `ModelManager` holding the served version.
+        models: The `ModelRegistry` whose `servable` resolves each request's model spec.
         answerer: The `Answerer` that admits, runs and logs calls.
         limits: The `RequestLimits` every request is checked against.
         batcher: A `Batcher` merging concurrent Predict requests, or None to run each request alone.
     """
 
-    def __init__(self, manager, answerer, limits, batcher=None):
-        self._manager = manager
+    def __init__(self, models, answerer, limits, batcher=None):
+        self._models = models
         self._answer = answerer.answer
         self._limits = limits
         self._batcher = batcher
@@ -56,7 +56,7 @@ class PredictionService:
 
     def servable(self, model_spec):
         """The `Servable` a `ModelSpec` asks for (NOT_FOUND when none is served)."""
-        return self._manager.servable(model_spec)
+        return self._models.servable(model_spec)
 
     def predict(self, request, call):
         """Answers a `PredictRequest`: what Predict does for every front end, on a worker thread."""
@@ -74,7 +74,7 @@ class PredictionService:
 
     def metadata(self, request, call):
         """Answers a `GetModelMetadataRequest`, from the event loop."""
-        return model_metadata(self._manager, request)
+        return model_metadata(self._models, request)
 
     def _runner(self, call, model_name):
         if self._batcher is None:
@@ -83,10 +83,11 @@ class PredictionService:
 
 
 class ModelService:
-    """GetModelStatus; HandleReloadConfigRequest answers UNIMPLEMENTED (one model, configured by flags)."""
+    """GetModelStatus; HandleReloadConfigRequest answers UNIMPLEMENTED (models are configured by flags or by
+    --model_config_file, which the server re-reads)."""
 
-    def __init__(self, manager, answerer):
-        self._manager = manager
+    def __init__(self, models, answerer):
+        self._models = models
         self._answer = answerer.answer
 
     def handler(self):
@@ -99,14 +100,14 @@ class ModelService:
 
     async def HandleReloadConfigRequest(self, received, context):
         def refuse(request, call):
-            raise unimplemented("HandleReloadConfigRequest is not supported: this server serves the one model "
-                                "given by --model_name/--model_base_path")
+            raise unimplemented("HandleReloadConfigRequest is not supported: edit the --model_config_file, which "
+                                "the server re-reads every --model_config_file_poll_wait_seconds")
 
         return await self._answer("HandleReloadConfigRequest", received, context, refuse, on_worker=False)
 
     def status(self, request, call):
         """Answers a `GetModelStatusRequest`, from the event loop."""
-        return model_status(self._manager, request)
+        return model_status(self._models, request)
 
 
 def run_alone(signature, inputs, call):

@@ -8,12 +8,15 @@ free for it, so at most `size` calls are in the model or in the batcher at once,
 once, and the rest are refused immediately instead of waiting without bound.
 
 The threads are daemons: a model run that never returns cannot keep the process from exiting at shutdown.
+But a thread still inside TensorFlow when the interpreter exits may abort the process, so at shutdown `close()`
+lets each thread finish the call it runs and end, and waits for them.
 """
 
 import asyncio
 import logging
 import queue
 import threading
+import time
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +37,12 @@ class WorkerPool:
         self.size = size
         self._lock = threading.Lock()
         self._idle = [queue.SimpleQueue() for _ in range(size)]  # each idle thread's inbox; the last freed on top
-        for index, inbox in enumerate(self._idle):
-            threading.Thread(target=self._work, args=(inbox,), name=f"worker-{index}", daemon=True).start()
+        self._inboxes = list(self._idle)
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, args=(inbox,), name=f"worker-{index}", daemon=True)
+                         for index, inbox in enumerate(self._idle)]
+        for thread in self._threads:
+            thread.start()
 
     def try_run(self, function):
         """Starts `function()` on a free thread; returns an asyncio future of its result, or None when all are busy.
@@ -43,7 +50,7 @@ class WorkerPool:
         Must be called from the running event loop, which gets the result.
         """
         with self._lock:
-            if not self._idle:
+            if not self._idle or self._closed:
                 return None
             inbox = self._idle.pop()
         loop = asyncio.get_running_loop()
@@ -51,9 +58,24 @@ class WorkerPool:
         inbox.put((function, loop, future))
         return future
 
+    def close(self, deadline):
+        """Admits no more calls; each thread ends once its call (if any) is done. Waits for them until `deadline`
+        (time.monotonic()).
+
+        Returns:
+            The names of the threads still running a call.
+        """
+        with self._lock:
+            self._closed = True
+        for inbox in self._inboxes:
+            inbox.put(None)
+        for thread in self._threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return [thread.name for thread in self._threads if thread.is_alive()]
+
     def _work(self, inbox):
-        while True:
-            self._run(inbox, *inbox.get())  # in a call of its own: an idle thread keeps no request alive
+        while (work := inbox.get()) is not None:
+            self._run(inbox, *work)  # in a call of its own: an idle thread keeps no request alive
 
     def _run(self, inbox, function, loop, future):
         try:
