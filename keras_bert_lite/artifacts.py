@@ -31,6 +31,8 @@ import zipfile
 
 import keras
 
+from keras_bert_lite.data.long_texts import stride_problem
+from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.hub_names import resolve_model
 from keras_bert_lite.text.vocab import Vocab, table_mismatch
 from keras_bert_lite.utils.errors import InputFileError
@@ -52,6 +54,7 @@ DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad
 DEFAULT_TOP_K = 5                  # tokens per mask, as Hugging Face's fill-mask pipeline
 TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder",
               "embedding", "fill_mask")
+WINDOWED_TASKS = ("classification", "regression", "multi_label", "token_classification")   # may read in windows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +72,10 @@ class TaskSpec:
         max_query_length: question tokens kept (span; 0: what the context leaves), as the run kept them.
         max_answer_length: the longest answer in tokens (span; 0: `DEFAULT_MAX_ANSWER_LENGTH`), as the run's.
         top_k: tokens per mask (fill_mask, a pretrainer's masked-LM head; 0: `DEFAULT_TOP_K`).
+        doc_stride: texts longer than seq_length (`WINDOWED_TASKS`): 0: cut; N: read whole, in windows of seq_length
+            every N tokens (`data.long_texts`), as the run read them.
+        window_pooling: how a text's windows' logits combine (doc_stride set; not token classification, whose
+            tokens each take their max-context window's): "mean" or "max" ("": "mean").
     """
 
     task_type: str
@@ -80,6 +87,8 @@ class TaskSpec:
     max_query_length: int = 0
     max_answer_length: int = 0
     top_k: int = 0
+    doc_stride: int = 0
+    window_pooling: str = ""
 
     def __post_init__(self):
         if self.task_type not in TASK_TYPES:
@@ -101,8 +110,23 @@ class TaskSpec:
             raise ValueError("A fill_mask model takes one text (with [MASK] in it) and has no labels.")
         if (self.top_k and self.task_type != "fill_mask") or self.top_k < 0:
             raise ValueError(f"top_k {self.top_k}: a setting of fill_mask tasks, >= 1 (0: {DEFAULT_TOP_K}).")
+        self._check_windows()
         object.__setattr__(self, "labels", tuple(self.labels))
         object.__setattr__(self, "text_fields", tuple(self.text_fields))
+
+    def _check_windows(self) -> None:
+        """Refuses window settings of a task type without windows, a stride `data.long_texts` cannot window with,
+        and an unknown pooling."""
+        if self.doc_stride and self.task_type not in WINDOWED_TASKS:
+            raise ValueError(f"doc_stride {self.doc_stride}: a setting of {', '.join(WINDOWED_TASKS)} tasks.")
+        problem = stride_problem(self.seq_length, self.doc_stride, self.is_pair, ("doc_stride", "seq_length")) \
+            if self.doc_stride else ""
+        if problem or self.doc_stride < 0:
+            raise ValueError(problem or f"doc_stride must be >= 0 (0: texts are cut), got {self.doc_stride}.")
+        if self.window_pooling and (self.window_pooling not in POOLING or not self.doc_stride
+                                    or self.task_type == "token_classification"):
+            raise ValueError(f"window_pooling {self.window_pooling!r}: one of {', '.join(POOLING)}, for the windows "
+                             "(doc_stride) of a task with one output per text.")
 
     @property
     def is_pair(self) -> bool:

@@ -91,6 +91,9 @@ SERVING = {
 
 # Numeric flags that admit any finite number.
 FINITE_ONLY = {"null_score_diff_threshold"}      # a score difference; the original's examples run from -1 to 5
+# The flags a flag is for, where it is refused without them (kbl-glue's and kbl-ner's --doc_stride).
+NEEDS = {("kbl-glue", "doc_stride"): ["--long_documents", "windows"],
+         ("kbl-ner", "doc_stride"): ["--long_documents", "windows"]}
 
 
 def _flag_fields(job):
@@ -181,7 +184,8 @@ def test_the_python_api_refuses_the_same_values(command, field_name, value):
 @pytest.mark.parametrize("command, field_name, value", _cases(_at_the_edges))
 def test_the_edges_of_each_range_are_accepted(tmp_path, command, field_name, value):
     spec = COMMANDS[command]
-    job = parse_job(spec.job, [*spec.required(tmp_path), f"--{field_name}", value])
+    job = parse_job(spec.job, [*spec.required(tmp_path), *NEEDS.get((command, field_name), []), f"--{field_name}",
+                               value])
     assert getattr(job, field_name) == _field(command, field_name).metadata["flag"]["argparse"]["type"](value)
 
 
@@ -253,6 +257,15 @@ CONTRADICTIONS = [
     ("kbl-squad", ["--train_file", "t.json", "--preset", "tiny"], "--predict_file"),
     ("kbl-squad", ["--seq_length", "32", "--preset", "tiny"], "--seq_length 32 leaves no room"),
     ("kbl-ner", ["--dev_file", "d.txt", "--preset", "tiny"], "--train_file and --dev_file"),
+    ("kbl-ner", ["--long_documents", "windows", "--doc_stride", "126", "--preset", "tiny"],
+     "--doc_stride 126 is not smaller than the windows of --seq_length 128 (126 tokens with [CLS] and [SEP]), so "
+     "windows would not overlap; give --doc_stride 63 (half a window) or less, or a longer --seq_length."),
+    ("kbl-ner", ["--doc_stride", "32", "--preset", "tiny"], "--doc_stride 32 is for --long_documents windows"),
+    ("kbl-glue", ["--task", "rte", "--long_documents", "windows", "--doc_stride", "63", "--preset", "tiny"],
+     "--doc_stride 63 is not smaller than the windows of --seq_length 128 (63 tokens of the second text: 125 less "
+     "up to 62 of the first"),
+    ("kbl-glue", ["--task", "rte", "--window_pooling", "max", "--preset", "tiny"],
+     "--window_pooling max is for --long_documents windows"),
     ("kbl-swag", ["--train_file", "t.csv", "--dev_file", "d.csv", "--preset", "tiny", "--init", "x"],
      "got --init and --preset"),
     ("kbl-pairs", ["--train_file", "t.csv", "--dev_file", "d.csv", "--anchor", "q", "--positive", "q", "--preset",

@@ -175,12 +175,12 @@ def encode_tags(sentences: TaggedSentences, names: list[str]) -> list[np.ndarray
     return encoded
 
 
-def tokenize_words(tokenizer, sentences: TaggedSentences, max_tokens: int):
+def tokenize_words(tokenizer, sentences: TaggedSentences, max_tokens: int | None = None):
     """Tokenises the sentences (words joined by spaces) in the graph and finds each token's word.
 
     Returns:
         (ids int32 RaggedTensor `[n, (tokens)]`, word index of each token as a list of int arrays, first-piece
-        flags as a list of bool arrays); rows cut to `max_tokens`.
+        flags as a list of bool arrays); rows cut to `max_tokens` (None: whole).
     """
     texts = [" ".join(words) for words in sentences.words]
     fn = tokenize_fn(tokenizer, with_offsets=True)

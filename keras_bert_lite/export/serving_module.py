@@ -3,13 +3,16 @@
 Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call them):
 
 * `serving_default`: `text` tf.string `[batch]` (and `text_b` for pair tasks); texts are truncated to seq_length
-  tokens but each batch is padded only to its longest text ->
+  tokens but each batch is padded only to its longest text; a run that read long texts in windows (task.json
+  `doc_stride`: classification, regression, multi_label, token_classification) has its export read them so too:
+  windows of seq_length every doc_stride tokens (of a pair, of text_b), a text's logits its windows' mean or max
+  (`window_pooling`), each token's label from the window where it has the most context ->
     - classification: `logits`, `probabilities` float32 `[batch, C]`, `label_id` int32 and `label` string
       `[batch]`;
     - regression: `score` float32 `[batch]`;
     - token_classification: per whitespace-separated word (its first piece's label, as trained; the words within
-      seq_length tokens): `words`, `word_labels` string and `word_starts`, `word_ends` int64 byte offsets into
-      `text`, each `[batch, max_words]`, padded with "" / -1;
+      seq_length tokens, or every word with doc_stride): `words`, `word_labels` string and `word_starts`,
+      `word_ends` int64 byte offsets into `text`, each `[batch, max_words]`, padded with "" / -1;
     - span (text = question, text_b = context): `answer` string, `start`, `end` int64 byte offsets into
       `text_b`, `score` and `null_score` float32, each `[batch]`;
     - encoder: `pooled_output` `[batch, H]`, `sequence_output` `[batch, seq_length, H]`;
@@ -42,6 +45,7 @@ import functools
 import tensorflow as tf
 
 from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, DEFAULT_TOP_K, TaskSpec
+from keras_bert_lite.data.long_texts import window_segments
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
 from keras_bert_lite.models.encoder import INPUT_NAMES
@@ -222,12 +226,24 @@ class ServingModule(tf.Module):
             return self._fill_masks(text)
         if task == "embedding":     # float32 from the pooling layer
             return {EMBEDDINGS: by_length_slices(self.model, self._pack(text, dynamic=True))}
-        logits = tf.cast(by_length_slices(self.model, self._pack(text, text_b, dynamic=True)), tf.float32)
+        logits = self._text_logits(text, text_b)
         if task == "regression":
             return {"score": logits[:, 0]}
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
         return {"logits": logits, "probabilities": tf.nn.softmax(logits), "label_id": label_id,
                 "label": tf.gather(self.labels, label_id)}
+
+    def _text_logits(self, text, text_b=None):
+        """The model's output per text, float32 `[batch, C]`: on each text cut at seq_length, or (doc_stride) its
+        windows' pooled (`data.long_texts`, as the run read them). Either way the rows (texts, or all texts' windows:
+        full but for each text's last) go through `by_length_slices`, sorted by length into slices padded to their
+        own longest: a request of short texts and long documents pads the short ones little."""
+        segments = [self._tokens(text)] + ([] if text_b is None else [self._tokenize(text_b)])
+        if not self.spec.doc_stride:
+            return tf.cast(by_length_slices(self.model, self.dynamic_packer(*segments)), tf.float32)
+        windows, segments = window_segments(segments, self.spec.seq_length, self.spec.doc_stride)
+        logits = tf.cast(by_length_slices(self.model, self.dynamic_packer(*segments)), tf.float32)
+        return windows.pool(logits, self.spec.window_pooling or "mean")
 
     def _fill_masks(self, text):
         """The top_k tokens and probabilities per mask (`masked_token_predictions`), with the tokens' strings."""
@@ -250,7 +266,7 @@ class ServingModule(tf.Module):
         gets its first piece's label, as trained. A word the `seq_length` limit cuts, the words after it, and a word
         with no piece (only characters the tokenizer deletes) are not returned."""
         tokens = self.tokenizer.tokenize_with_offsets(text)
-        keep = self.spec.seq_length - 2
+        keep = self.spec.seq_length - 2 if not self.spec.doc_stride else tf.int32.max   # windows: every token
         row = tf.cast(tokens.ids.value_rowids(), tf.int32)
         position = tf.cast(tf.ragged.range(tokens.ids.row_lengths()).flat_values, tf.int32)   # in its row
         start, end = tokens.starts.flat_values, tokens.ends.flat_values
@@ -261,11 +277,7 @@ class ServingModule(tf.Module):
         word = tf.cumsum(tf.cast(starts_word, tf.int32)) - 1                            # word number, flat
         whole = tf.math.segment_max(position, word) < keep                              # [words]: not cut
         first = starts_word & tf.gather(whole, word)                                    # [tokens]
-        label_ids = tf.argmax(self.model(self.dynamic_packer(tokens.ids[:, :keep]), training=False), axis=-1,
-                              output_type=tf.int32)
-        # Token j of row r sits at packed position j + 1 ([CLS] first).
-        flat_index = tf.boolean_mask(row * tf.shape(label_ids)[1] + position + 1, first)
-        word_labels = tf.gather(self.labels, tf.gather(tf.reshape(label_ids, [-1]), flat_index))
+        word_labels = tf.gather(self.labels, tf.boolean_mask(self._token_label_ids(tokens.ids, row, position), first))
         word_starts = tf.boolean_mask(start, first)
         word_ends = tf.boolean_mask(tf.math.segment_max(end, word), whole)
         word_row = tf.boolean_mask(row, first)
@@ -277,6 +289,22 @@ class ServingModule(tf.Module):
 
         return {"words": dense(word_texts, ""), "word_labels": dense(word_labels, ""),
                 "word_starts": dense(word_starts, -1), "word_ends": dense(word_ends, -1)}
+
+    def _token_label_ids(self, ids, row, position):
+        """Each token's label id, int32 `[tokens]` (flat, row after row; `row`, `position`: each token's text and
+        place in it): the model's on each text's first seq_length - 2 tokens (the later ones' are not meant to be
+        read), or (doc_stride) on its windows, each token's from the window where it has the most context."""
+        if not self.spec.doc_stride:
+            keep = self.spec.seq_length - 2
+            label_ids = tf.argmax(self.model(self.dynamic_packer(ids[:, :keep]), training=False), axis=-1,
+                                  output_type=tf.int32)
+            # Token j of row r sits at packed position j + 1 ([CLS] first).
+            return tf.gather(tf.reshape(label_ids, [-1]), row * tf.shape(label_ids)[1] + tf.minimum(position, keep - 1)
+                             + 1)
+        windows, (rows,) = window_segments((ids,), self.spec.seq_length, self.spec.doc_stride)
+        label_ids = tf.argmax(self.model(self.dynamic_packer(rows), training=False), axis=-1, output_type=tf.int32)
+        per_window = tf.RaggedTensor.from_tensor(label_ids[:, 1:], lengths=rows.row_lengths())      # [CLS] off
+        return windows.merge(per_window).flat_values
 
     def _answer(self, question, context):
         """The best context span (start <= end, at most max_answer_length tokens) as text and byte offsets."""

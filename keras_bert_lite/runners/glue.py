@@ -34,11 +34,13 @@ from keras_bert_lite.data import glue
 from keras_bert_lite.data.labels import class_label
 from keras_bert_lite.data.records import QUOTING
 from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
+from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
 from keras_bert_lite.runners.errors import SettingsError
-from keras_bert_lite.runners.finetune import FinetuneJob, dynamic_packer, run_finetuning, text_pipeline
+from keras_bert_lite.runners.finetune import dynamic_packer, run_finetuning, text_pipeline
 from keras_bert_lite.runners.flags import flag
+from keras_bert_lite.runners.long_texts import LongTextJob
 from keras_bert_lite.runners.tasks.sentence import SentenceTask
 from keras_bert_lite.xla import configure_gpu_compiles
 
@@ -46,7 +48,7 @@ logger = logging.getLogger("keras_bert_lite.glue")
 
 
 @dataclasses.dataclass
-class GlueJob(FinetuneJob):
+class GlueJob(LongTextJob):
     """Settings of a GLUE or custom-data run (one flag each)."""
 
     task: str = flag("", "the GLUE task (ax: predict AX.tsv with the MNLI model in --init)", group="GLUE",
@@ -70,6 +72,9 @@ class GlueJob(FinetuneJob):
                         "line breaks), none (quotes are text, one row per line), auto (.csv: csv; .tsv: the reading "
                         "with fewer malformed rows, none if a quoted field would span lines)", group="your own data",
                         choices=QUOTING)
+    window_pooling: str = flag("", "with --long_documents windows, how a text's prediction comes from its windows' "
+                               "logits: their mean (default) or their maximum (a class that any window finds)",
+                               group="long texts", choices=POOLING)
 
     def check(self) -> None:
         """Refuses a mix of GLUE's flags and your own data's, and a --labels that names no classes (and
@@ -88,6 +93,13 @@ class GlueJob(FinetuneJob):
                                 "written.")
         if self.labels:
             _label_flag(self.labels)
+        if self.window_pooling and not self.windowed:
+            raise SettingsError(f"--window_pooling {self.window_pooling} is for --long_documents windows; add that, or "
+                                "drop --window_pooling.")
+
+    def pair_texts(self) -> bool:
+        """Whether the examples are text pairs (--text_b, or a GLUE task of two texts)."""
+        return bool(self.text_b) or (self.task in glue.TASKS and len(glue.TASKS[self.task].fields) == 2)
 
 
 def run(job: GlueJob) -> dict:
@@ -99,7 +111,9 @@ def run(job: GlueJob) -> dict:
 
 def make_task(job: GlueJob, tokenizer, packer) -> SentenceTask:
     """The `SentenceTask` of a GLUE task or of the user's files (data read and tokenised here)."""
-    return SentenceTask(tokenizer, packer, **(_glue_parts(job) if job.task else _custom_parts(job)))
+    parts = _glue_parts(job) if job.task else _custom_parts(job)
+    parts.update(doc_stride=job.window_stride(), window_pooling=job.window_pooling or "mean")
+    return SentenceTask(tokenizer, packer, **parts)
 
 
 def _glue_parts(job: GlueJob) -> dict:
@@ -197,7 +211,8 @@ def predict_ax(job: GlueJob) -> dict:
     data = (glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows) if job.data_dir else
             glue.load_tfds(ax, "test"))
     task = SentenceTask(tokenizer, packer, train=None, train_targets=None, devs={}, tests={"AX.tsv": data},
-                        label_names=ax.label_names, metrics=("accuracy",),
+                        label_names=ax.label_names, metrics=("accuracy",), doc_stride=spec.doc_stride,
+                        window_pooling=spec.window_pooling or "mean",
                         submission=lambda name, ids, predicted: glue.submission_text(ax, ids, predicted))
     os.makedirs(job.model_dir, exist_ok=True)
     task.write_predictions(dataset_predictor(model, job.xla), job.model_dir)

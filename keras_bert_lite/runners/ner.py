@@ -10,7 +10,10 @@ accuracy (metrics.json's main_metric "accuracy"; a log line says so). A line hol
 that a word may hold spaces (`New York<TAB>B-LOC`: one word, one prediction); other lines at spaces. Comment
 lines before a sentence (`# text = ...`, `# id ...`: starting with `#`, ending in no tag of the file) are skipped.
 Writes dev_predictions.txt (and test_predictions.txt): `word gold predicted` per line (tab-separated where a word holds
-a space), a blank line between sentences. Words past `--seq_length` tokens are predicted "O". Sentences to tag
+a space), a blank line between sentences. Words past `--seq_length` tokens are predicted "O" (the run says how many
+sentences were cut), unless `--long_documents windows` reads long sentences whole: windows of `--seq_length` every
+`--doc_stride` tokens, each trained on its own tags, each token tagged in the window where it has the most context
+(google-research/bert's max-context rule, as SQuAD's). Sentences to tag
 (--test_file) need a tag column too: a dummy one (`John O`). A cased vocabulary suits NER (case marks names);
 the casing is the vocabulary's own.
 """
@@ -25,11 +28,12 @@ from keras_bert_lite.runners import common
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
 from keras_bert_lite.runners.flags import flag, redefault
+from keras_bert_lite.runners.long_texts import LongTextJob
 from keras_bert_lite.runners.tasks.tagging import NerTask
 
 
 @dataclasses.dataclass
-class NerJob(FinetuneJob):
+class NerJob(LongTextJob):
     """Settings of a NER run (one flag each)."""
 
     epochs: int = redefault(FinetuneJob, "epochs", 4)
@@ -54,7 +58,7 @@ def run(job: NerJob) -> dict:
             test = ner.read_conll(job.test_file, skip_bad_rows=job.skip_bad_rows) if job.test_file else None
         else:
             train, dev, test = ner.load_tfds("train"), ner.load_tfds("dev"), ner.load_tfds("test")
-        return NerTask(tokenizer, packer, train, dev, test)
+        return NerTask(tokenizer, packer, train, dev, test, doc_stride=job.window_stride())
     return run_finetuning(job, make_task)
 
 

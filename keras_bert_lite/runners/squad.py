@@ -21,11 +21,12 @@ from keras_bert_lite.runners import common
 from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import flag, redefault
+from keras_bert_lite.runners.long_texts import WindowJob
 from keras_bert_lite.runners.tasks.span import SquadTask
 
 
 @dataclasses.dataclass
-class SquadJob(FinetuneJob):
+class SquadJob(WindowJob):
     """Settings of a SQuAD run (one flag each); defaults of google-research/bert's README."""
 
     seq_length: int = redefault(FinetuneJob, "seq_length", 384)
@@ -35,8 +36,7 @@ class SquadJob(FinetuneJob):
     train_file: str = flag("", "SQuAD JSON, e.g. train-v1.1.json (default: tensorflow-datasets squad/v<version>)",
                            input_path=True, group="data")
     predict_file: str = flag("", "SQuAD JSON to evaluate on, e.g. dev-v1.1.json", input_path=True, group="data")
-    doc_stride: int = flag(128, "tokens between the starts of a context's windows", group="windows and answers",
-                           type=int, minimum=1)
+    doc_stride: int = redefault(WindowJob, "doc_stride", 128)
     max_query_length: int = flag(64, "question tokens kept", group="windows and answers", type=int, minimum=1)
     n_best_size: int = flag(20, "start and end candidates per window", group="windows and answers", type=int,
                             minimum=1)

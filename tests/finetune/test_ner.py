@@ -138,7 +138,8 @@ def test_a_tab_separated_word_may_hold_spaces(tmp_path, uncased_vocab_path):
     assert data.words == [["New York", "is", "10\u00a0000"], ["Los Angeles"]]    # a space line keeps space columns
     assert data.tags == [["B-LOC", "O", "O"], ["B-LOC"]] and data.lines == [1, 5]
     task = tagging_task(uncased_vocab_path, data, data)
-    _, ids, word_of, first, labels = task.splits["dev"]
+    dev = task.splits["dev"]
+    ids, word_of, first, labels = dev.rows, dev.word_of, dev.first, dev.labels
     pieces = [text_pipeline(uncased_vocab_path)[0].tokens[i] for i in ids[0].numpy()]
     assert pieces[:2] == ["new", "york"] and list(word_of[0][:2]) == [0, 0]    # "New York": one word, two pieces
     assert [w for w, f in zip(word_of[0], first[0]) if f] == [0, 1, 2]           # one first piece per word

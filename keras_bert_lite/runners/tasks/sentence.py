@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 import keras
@@ -9,11 +10,14 @@ import numpy as np
 
 from keras_bert_lite.data.csv_rows import tsv_text
 from keras_bert_lite.data.features import length_order, packed_dataset, tokenize_texts
+from keras_bert_lite.data.long_texts import truncation_report, window_segments
 from keras_bert_lite.data.sentences import SentenceData
 from keras_bert_lite.models import build_classifier
 from keras_bert_lite.runners.finetune import FinetuneTask
 from keras_bert_lite.training import metrics as M
 from keras_bert_lite.utils.files import atomic_write_text
+
+logger = logging.getLogger("keras_bert_lite.glue")
 
 METRICS = {
     "accuracy": M.accuracy, "f1": M.binary_f1, "macro_f1": M.macro_f1, "matthews_corrcoef": M.matthews_corrcoef,
@@ -23,13 +27,33 @@ METRICS = {
 
 
 class _Split:
-    """A tokenised split: token ids of the text(s) and encoded targets."""
+    """A tokenised split: the token ids the model reads (`segments`: each example's text(s) cut at seq_length, or
+    its windows: `data.long_texts`), the windows (None: cut; the cut logged) and the examples' encoded targets."""
 
-    def __init__(self, data: SentenceData, tokenizer, seq_length: int, targets):
+    def __init__(self, data: SentenceData, tokenizer, seq_length: int, targets, doc_stride: int = 0):
         self.data = data
-        self.segments = tuple(tokenize_texts(tokenizer, texts, seq_length)
-                              for texts in (data.text_a, data.text_b) if texts is not None)
+        whole = tuple(tokenize_texts(tokenizer, texts) for texts in (data.text_a, data.text_b) if texts is not None)
+        self.windows = None
+        if doc_stride:
+            self.windows, self.segments = window_segments(whole, seq_length, doc_stride)
+        else:
+            self.segments = tuple(segment[:, :seq_length] for segment in whole)   # the packer keeps what it did
+            _log(truncation_report(data.source, whole, seq_length))
         self.targets = targets
+        self.size = int(self.segments[0].nrows())
+
+    def per_row(self, targets):
+        """The examples' `targets` (`[n, ...]`, or None) for the rows the model reads: each window its text's."""
+        return targets if self.windows is None or targets is None else np.asarray(targets)[self.windows.text.numpy()]
+
+    def per_example(self, logits: np.ndarray, pooling: str) -> np.ndarray:
+        """The rows' `logits` `[rows, C]` as the examples' `[n, C]`: a text's windows pooled (`TokenWindows.pool`)."""
+        return logits if self.windows is None else self.windows.pool(logits, pooling).numpy()
+
+
+def _log(report: str) -> None:
+    if report:
+        logger.warning(report)
 
 
 class SentenceTask(FinetuneTask):
@@ -45,18 +69,23 @@ class SentenceTask(FinetuneTask):
         text_fields: task.json text fields.
         submission: `(file name, ids, predicted ids or scores) -> file text` for test files (GLUE), or None for
             `id\\tprediction` lines with label names.
+        doc_stride: 0: texts longer than seq_length are cut; N: read whole, in windows of seq_length every N tokens
+            (`data.long_texts`), each window trained with its text's target.
+        window_pooling: how a text's windows' logits combine into its own ("mean" or "max").
     """
 
     def __init__(self, tokenizer, packer, *, train: SentenceData, train_targets, devs: dict, tests: dict,
-                 label_names, metrics: tuple, submission=None):
+                 label_names, metrics: tuple, submission=None, doc_stride: int = 0, window_pooling: str = "mean"):
         self.tokenizer, self.packer = tokenizer, packer
         seq = packer.seq_length
         self.label_names = list(label_names) if label_names is not None else None
         self.task_type = "classification" if self.label_names is not None else "regression"
-        self.train = _Split(train, tokenizer, seq, train_targets) if train is not None else None
-        self.train_size = len(train) if train is not None else 0
-        self.devs = {suffix: _Split(data, tokenizer, seq, targets) for suffix, (data, targets) in devs.items()}
-        self.tests = {name: _Split(data, tokenizer, seq, None) for name, data in tests.items()}
+        self.doc_stride, self.window_pooling = doc_stride, window_pooling
+        self.train = _Split(train, tokenizer, seq, train_targets, doc_stride) if train is not None else None
+        self.train_size = self.train.size if train is not None else 0
+        self.devs = {suffix: _Split(data, tokenizer, seq, targets, doc_stride)
+                     for suffix, (data, targets) in devs.items()}
+        self.tests = {name: _Split(data, tokenizer, seq, None, doc_stride) for name, data in tests.items()}
         self.metrics = metrics
         first = next(iter(self.devs), "")
         self.main_metric = metrics[0] + (f"_{first}" if first else "")
@@ -67,6 +96,8 @@ class SentenceTask(FinetuneTask):
         info = {"text_fields": ["text", "text_b"] if self.pair else ["text"]}
         if self.label_names is not None:
             info["labels"] = self.label_names
+        if self.doc_stride:
+            info.update(doc_stride=self.doc_stride, window_pooling=self.window_pooling)
         return info
 
     def build_model(self, encoder):
@@ -84,16 +115,16 @@ class SentenceTask(FinetuneTask):
         return np.asarray(split.targets, np.float32)[:, None]    # [n, 1] like the regression output
 
     def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
-        return packed_dataset(self.train.segments, self._targets(self.train), self.packer, batch_size,
-                              shuffle_seed=seed, first_epoch=first_epoch)
+        return packed_dataset(self.train.segments, self.train.per_row(self._targets(self.train)), self.packer,
+                              batch_size, shuffle_seed=seed, first_epoch=first_epoch)
 
     def _predict(self, predict, split: _Split, batch_size: int = 64) -> np.ndarray:
-        """Class ids or scores `[n]` (and probabilities or scores `[n, C]`) in example order."""
+        """The logits `[n, C]` of the examples, in their order (of a text read in windows: its windows' pooled)."""
         order = length_order(*split.segments)
         outputs = predict(packed_dataset(split.segments, None, self.packer, batch_size, order=order))
         logits = np.empty((len(order), outputs[0].shape[-1]), np.float32) if outputs else np.zeros((0, 1))
         logits[order] = np.concatenate(outputs) if outputs else logits
-        return logits
+        return split.per_example(logits, self.window_pooling)
 
     def _decide(self, logits: np.ndarray) -> np.ndarray:
         return logits[:, 0] if self.label_names is None else np.argmax(logits, axis=-1)
