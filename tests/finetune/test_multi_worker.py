@@ -38,15 +38,18 @@ def weights(model_dir):
     return [w.numpy() for w in keras.saving.load_model(os.path.join(model_dir, "model.keras")).weights]
 
 
+# Windows (issue 58): --seq_length 8 cuts each 7-token review into 2 windows of 6 tokens, 16 global batches an epoch.
 @pytest.mark.slow
-def test_two_workers_equal_one_process(no_dropout_init, tmp_path):
+@pytest.mark.parametrize("long_texts", [(), ("--long_documents", "windows", "--seq_length", "8")],
+                         ids=["truncate", "windows"])
+def test_two_workers_equal_one_process(no_dropout_init, tmp_path, long_texts):
     train = write_csv(tmp_path / "train.csv", reviews(64, 0))        # 8 global batches of 8 per epoch
     dev = write_csv(tmp_path / "dev.csv", reviews(16, 1))
 
     def args(name, strategy):
         return common_flags(no_dropout_init, tmp_path / name, "--train_file", train, "--dev_file", dev,
                             "--text_a", "review", "--label", "stars", "--epochs", "2", "--learning_rate", "1e-3",
-                            "--strategy", strategy)
+                            "--strategy", strategy, *long_texts)
     single = subprocess.run(glue_command(args("single", "cpu")), capture_output=True, text=True, timeout=600)
     assert single.returncode == 0, single.stderr[-3000:]
     cluster = {"worker": [f"127.0.0.1:{p}" for p in _free_ports(2)]}

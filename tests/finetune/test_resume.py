@@ -46,12 +46,15 @@ def weights(model_dir):
     return [w.numpy() for w in keras.saving.load_model(os.path.join(model_dir, "model.keras")).weights]
 
 
+# Windows (issue 58): --seq_length 8 cuts each 7-token review into 2 windows of 6 tokens, 96 batches an epoch.
 @pytest.mark.slow
-def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path):
-    reference = glue(flags("reference"))
+@pytest.mark.parametrize("long_texts", [(), ("--long_documents", "windows", "--seq_length", "8")],
+                         ids=["truncate", "windows"])
+def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path, long_texts):
+    reference = glue(flags("reference", *long_texts))
     assert reference.wait(timeout=600) == 0, reference.stderr.read()[-3000:]
 
-    killed = glue(flags("resumed"))
+    killed = glue(flags("resumed", *long_texts))
     first_epoch = tmp_path / "resumed" / "checkpoints" / "ckpt-1.index"
     deadline = time.time() + 300
     while not first_epoch.exists():
@@ -61,7 +64,7 @@ def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path):
     killed.wait()
     assert not (tmp_path / "resumed" / "checkpoints" / "ckpt-3.index").exists(), "killed too late"
 
-    resumed = glue(flags("resumed"))
+    resumed = glue(flags("resumed", *long_texts))
     _, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err[-3000:]
     assert "ckpt-1: 1 epoch(s) done" in err                  # it resumed (a fresh start would end the same)
