@@ -66,7 +66,8 @@ def _reference_logits(model, vocab, texts, texts_b, pooling):
 
 
 # Saved and audited (tf-serving) once per signature layout; the other settings through the module's own function.
-@pytest.mark.parametrize("pair, pooling, saved", [(False, "mean", True), (False, "max", False), (True, "mean", False)])
+# (tests/finetune/test_long_documents.py saves a single-text one through kbl-export.)
+@pytest.mark.parametrize("pair, pooling, saved", [(False, "mean", False), (False, "max", False), (True, "mean", True)])
 def test_classifier_pools_its_windows(encoder, vocab, tmp_path, pair, pooling, saved):
     model = kbl.build_classifier(encoder, num_classes=3)
     spec = TaskSpec("classification", True, SEQ, labels=("a", "b", "c"), text_fields=("text", "text_b")[:1 + pair],
