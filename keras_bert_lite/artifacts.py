@@ -52,8 +52,10 @@ CHECKPOINTS_DIR = "checkpoints"
 
 DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad.py
 DEFAULT_TOP_K = 5                  # tokens per mask, as Hugging Face's fill-mask pipeline
+DEFAULT_THRESHOLD = 0.5            # multi-label: a label is predicted when its probability exceeds it
 TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder",
-              "embedding", "fill_mask")
+              "embedding", "fill_mask", "multi_label")
+LABELED_TASKS = ("classification", "token_classification", "multi_label")   # task types with label names
 WINDOWED_TASKS = ("classification", "regression", "multi_label", "token_classification")   # may read in windows
 
 
@@ -66,12 +68,14 @@ class TaskSpec:
         lower_case: whether the vocabulary is uncased.
         seq_length: the sequence length the model was trained with (exports pad to it; "embedding": the longest
             input, as sentence-transformers' max_seq_length).
-        labels: label names in id order (classification and token classification).
+        labels: label names in id order (classification, multi_label and token classification).
         text_fields: ["text"] or ["text", "text_b"] (sentence pairs; question + context for "span").
         num_choices: choices per example (multiple choice).
         max_query_length: question tokens kept (span; 0: what the context leaves), as the run kept them.
         max_answer_length: the longest answer in tokens (span; 0: `DEFAULT_MAX_ANSWER_LENGTH`), as the run's.
         top_k: tokens per mask (fill_mask, a pretrainer's masked-LM head; 0: `DEFAULT_TOP_K`).
+        threshold: multi_label: a label is predicted when its probability (sigmoid) exceeds it, in (0, 1) (0:
+            `DEFAULT_THRESHOLD`).
         doc_stride: texts longer than seq_length (`WINDOWED_TASKS`): 0: cut; N: read whole, in windows of seq_length
             every N tokens (`data.long_texts`), as the run read them.
         window_pooling: how a text's windows' logits combine (doc_stride set; not token classification, whose
@@ -87,13 +91,14 @@ class TaskSpec:
     max_query_length: int = 0
     max_answer_length: int = 0
     top_k: int = 0
+    threshold: float = 0.0
     doc_stride: int = 0
     window_pooling: str = ""
 
     def __post_init__(self):
         if self.task_type not in TASK_TYPES:
             raise ValueError(f"task_type {self.task_type!r} is not one of {TASK_TYPES}.")
-        if self.task_type in ("classification", "token_classification") and not self.labels:
+        if self.task_type in LABELED_TASKS and not self.labels:
             raise ValueError(f"A {self.task_type} task needs its label names (`labels`).")
         if tuple(self.text_fields) not in (("text",), ("text", "text_b")):
             raise ValueError(f"text_fields must be ['text'] or ['text', 'text_b'], got {list(self.text_fields)}.")
@@ -110,6 +115,9 @@ class TaskSpec:
             raise ValueError("A fill_mask model takes one text (with [MASK] in it) and has no labels.")
         if (self.top_k and self.task_type != "fill_mask") or self.top_k < 0:
             raise ValueError(f"top_k {self.top_k}: a setting of fill_mask tasks, >= 1 (0: {DEFAULT_TOP_K}).")
+        if (self.threshold and self.task_type != "multi_label") or not 0 <= self.threshold < 1:
+            raise ValueError(f"threshold {self.threshold}: a setting of multi_label tasks, in (0, 1) (0: "
+                             f"{DEFAULT_THRESHOLD}).")
         self._check_windows()
         object.__setattr__(self, "labels", tuple(self.labels))
         object.__setattr__(self, "text_fields", tuple(self.text_fields))

@@ -31,6 +31,7 @@ from keras_bert_lite.data.errors import SKIP_HINT, report_bad_rows
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)   # no rounding
 _PLAIN_DIGITS = 100   # beyond 10^±100 a number's class name keeps an exponent ("1E+400"), not 400 digits
+DEFAULT_SEPARATOR = "|"   # between the labels of a multi-label text field
 
 
 def drop_unlabeled(records: list, path: str, column: str, *, skip_bad_rows: bool = False,
@@ -132,7 +133,7 @@ class LabelSets:
         allow_empty: whether an example may have no labels (`[]`, or a blank field).
     """
 
-    separator: str = "|"
+    separator: str = DEFAULT_SEPARATOR
     allow_empty: bool = False
 
     def names(self, value) -> tuple[str, ...]:

@@ -10,6 +10,9 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
     - classification: `logits`, `probabilities` float32 `[batch, C]`, `label_id` int32 and `label` string
       `[batch]`;
     - regression: `score` float32 `[batch]`;
+    - multi_label: `logits`, `probabilities` (sigmoid: each label on its own) float32 `[batch, labels]`, and the
+      labels whose probability exceeds the run's threshold (task.json), in label order and then padded:
+      `labels` string (padding "") and `label_ids` int32 (padding -1), each `[batch, labels]`;
     - token_classification: per whitespace-separated word (its first piece's label, as trained; the words within
       seq_length tokens, or every word with doc_stride): `words`, `word_labels` string and `word_starts`,
       `word_ends` int64 byte offsets into `text`, each `[batch, max_words]`, padded with "" / -1;
@@ -31,9 +34,9 @@ Signatures (dense tensors only, so TF Serving's Predict/Classify APIs can call t
   as a signature. A request's ids are checked first (`input_checks`: INVALID_ARGUMENT naming the input, value
   and position). The module's `__call__` (the Reusable SavedModel API, e.g. `hub.KerasLayer`) returns
   `encoder_outputs` as a list, as TF Hub encoders do.
-* `classify` (classification only): TF Serving's Classify API: `inputs`, serialized `tf.Example`s with bytes
-  features `text` (and `text_b`) -> `classes` string `[batch, C]` (the label names) and `scores` float32
-  `[batch, C]`.
+* `classify` (classification, multi_label): TF Serving's Classify API: `inputs`, serialized `tf.Example`s with
+  bytes features `text` (and `text_b`) -> `classes` string `[batch, C]` (the label names) and `scores` float32
+  `[batch, C]` (serving_default's probabilities).
 * `embed` (embedding only), `fill_mask` (fill_mask only): serving_default's function under a name that says what
   it does.
 """
@@ -44,7 +47,8 @@ import functools
 
 import tensorflow as tf
 
-from keras_bert_lite.artifacts import DEFAULT_MAX_ANSWER_LENGTH, DEFAULT_TOP_K, TaskSpec
+from keras_bert_lite.artifacts import (DEFAULT_MAX_ANSWER_LENGTH, DEFAULT_THRESHOLD, DEFAULT_TOP_K, LABELED_TASKS,
+                                      TaskSpec)
 from keras_bert_lite.data.long_texts import window_segments
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
@@ -57,12 +61,13 @@ from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.masked_text import tokenize_keeping_masks
 from keras_bert_lite.text.packing import truncated_lengths
 from keras_bert_lite.text.tokenizer import WORD_SEPARATOR
+from keras_bert_lite.training.thresholds import threshold_logit
 
 _HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"   # holds a whitespace or separator character
 _NEG = -1e9
 SIGNATURES = ("serving_default", "preprocess", "encode")                    # every export's
 TASK_SIGNATURES = {"classification": ("classify",), "embedding": ("embed",),     # and a task's own
-                   "fill_mask": ("fill_mask",)}
+                   "fill_mask": ("fill_mask",), "multi_label": ("classify",)}
 
 
 def signature_keys(task_type: str) -> tuple[str, ...]:
@@ -109,7 +114,8 @@ def _check_spec(model, encoder, spec: TaskSpec) -> None:
 
     Raises:
         ValueError: `spec.seq_length` beyond the encoder's positions, text pairs for a model with one segment type,
-            or not as many `spec.labels` as the model has outputs (classification, token classification).
+            or not as many `spec.labels` as the model has outputs (classification, multi_label, token
+            classification).
     """
     positions = max_positions(encoder)
     if spec.seq_length > positions:
@@ -118,7 +124,7 @@ def _check_spec(model, encoder, spec: TaskSpec) -> None:
     if len(spec.text_fields) == 2 and encoder.get_layer("embeddings").type_vocab_size < 2:
         raise ValueError("text pairs give the second text segment id 1, but the model has 1 segment type "
                          "(type_vocab_size): export it for single texts.")
-    if spec.task_type in ("classification", "token_classification"):
+    if spec.task_type in LABELED_TASKS:
         classes = model.output.shape[-1]
         if len(spec.labels) != classes:
             raise ValueError(f"{len(spec.labels)} labels {list(spec.labels)} for a model with {classes} outputs; "
@@ -229,9 +235,20 @@ class ServingModule(tf.Module):
         logits = self._text_logits(text, text_b)
         if task == "regression":
             return {"score": logits[:, 0]}
+        if task == "multi_label":
+            return self._multi_label(logits)
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
         return {"logits": logits, "probabilities": tf.nn.softmax(logits), "label_id": label_id,
                 "label": tf.gather(self.labels, label_id)}
+
+    def _multi_label(self, logits):
+        """Every label's probability, and the labels above the threshold (compared as logits, as the runner's
+        `thresholds.above_threshold`), in label order, padded to `[batch, labels]` with "" / -1."""
+        predicted = logits > threshold_logit(self.spec.threshold or DEFAULT_THRESHOLD)
+        ids = tf.ragged.boolean_mask(tf.broadcast_to(tf.range(tf.shape(logits)[1]), tf.shape(logits)), predicted)
+        label_ids = ids.to_tensor(default_value=-1, shape=tf.shape(logits))
+        labels = tf.where(label_ids >= 0, tf.gather(self.labels, tf.maximum(label_ids, 0)), "")
+        return {"logits": logits, "probabilities": tf.sigmoid(logits), "labels": labels, "label_ids": label_ids}
 
     def _text_logits(self, text, text_b=None):
         """The model's output per text, float32 `[batch, C]`: on each text cut at seq_length, or (doc_stride) its

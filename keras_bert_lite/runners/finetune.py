@@ -208,9 +208,7 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     done = best.restore(model, from_dir=common.resume_dir(out_dir),
                         from_path=os.path.join(out_dir, artifacts.TASK_MODEL_FILE))
 
-    spec = artifacts.TaskSpec(task.task_type, lower_case=vocab.lower_case, seq_length=job.seq_length,
-                              **task.task_info())
-    spec.save(os.path.join(files_dir, artifacts.TASK_SPEC_FILE))
+    _save_spec(job, task, vocab, files_dir)
     vocab.save(os.path.join(files_dir, artifacts.VOCAB_FILES[0]))
 
     if done < job.epochs:
@@ -234,12 +232,20 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
         best.set_model(model)
         best.on_train_end()
     task.write_predictions(predict, files_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
+    _save_spec(job, task, vocab, files_dir)      # again: what the best epoch chose (a tuned threshold)
     result = {"metrics": best.best_metrics, "best_epoch": best.best_epoch, "epochs": best.history,
               "train_seconds_per_epoch": best.epoch_seconds}
     atomic_write_text(os.path.join(files_dir, artifacts.METRICS_FILE), json.dumps(result, indent=2) + "\n")
     if not chief:
         shutil.rmtree(files_dir, ignore_errors=True)
     return result
+
+
+def _save_spec(job: FinetuneJob, task: FinetuneTask, vocab: Vocab, files_dir: str) -> None:
+    """Writes task.json: the task's `TaskSpec` as it is now."""
+    spec = artifacts.TaskSpec(task.task_type, lower_case=vocab.lower_case, seq_length=job.seq_length,
+                              **task.task_info())
+    spec.save(os.path.join(files_dir, artifacts.TASK_SPEC_FILE))
 
 
 def _saved_so_far(run_dir: str) -> str:

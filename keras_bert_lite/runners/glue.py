@@ -18,6 +18,11 @@ labels are the sorted distinct values of the training labels (or `--labels a,b,c
 fits numeric labels. Dev metrics: accuracy (+ F1 and MCC for two classes, macro F1 for more); Pearson,
 Spearman and neg_mse (minus the mean squared error) for regression. `--test_file` adds test_predictions.tsv.
 
+`--task_type multi_label`: a set of labels per example, a JSON list (`"labels": ["sports", "politics"]`) or text
+with `--label_separator` (default |) between them; an independent sigmoid output per label, a label predicted when
+its probability exceeds `--threshold` (default 0.5; `--tune_threshold`: the grid value with the best dev micro F1).
+Dev metrics: micro F1 (picks the best epoch), macro F1, exact_match (the whole set right), f1_<label>.
+
 Paper defaults: batch 32, 3 epochs, learning rate 2e-5, 10% warmup, weight decay 0.01, the best dev epoch kept.
 See `runners.finetune` for the flow and the files written.
 """
@@ -31,9 +36,10 @@ import sys
 
 from keras_bert_lite import artifacts
 from keras_bert_lite.data import glue
-from keras_bert_lite.data.labels import class_label
+from keras_bert_lite.data.labels import DEFAULT_SEPARATOR, LabelSets, class_label
 from keras_bert_lite.data.records import QUOTING
-from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
+from keras_bert_lite.data.sentences import (encode_label_sets, encode_labels, float_labels, read_sentence_file,
+                                            sorted_labels)
 from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common
@@ -41,6 +47,7 @@ from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.finetune import dynamic_packer, run_finetuning, text_pipeline
 from keras_bert_lite.runners.flags import flag
 from keras_bert_lite.runners.long_texts import LongTextJob
+from keras_bert_lite.runners.tasks.multi_label import MultiLabelTask
 from keras_bert_lite.runners.tasks.sentence import SentenceTask
 from keras_bert_lite.xla import configure_gpu_compiles
 
@@ -66,8 +73,20 @@ class GlueJob(LongTextJob):
                           "(default: the row number)", group="your own data")
     labels: str = flag("", "comma-separated label names in id order (default: the sorted distinct training "
                        "labels)", group="your own data")
-    task_type: str = flag("classification", "classification or regression", group="your own data",
-                          choices=("classification", "regression"))
+    task_type: str = flag("classification", "classification, regression or multi_label (a set of labels per "
+                          "example: a JSON list, or text with --label_separator between them)", group="your own data",
+                          choices=("classification", "regression", "multi_label"))
+    label_separator: str = flag("", "multi_label: what separates an example's labels in a text field (.tsv, .csv; "
+                                f"and in the prediction files) (default: {DEFAULT_SEPARATOR})", group="your own data")
+    allow_no_labels: bool = flag(False, "multi_label: accept examples with no labels ([] or a blank field; "
+                                 "refused by default: a lost label column looks the same)", group="your own data",
+                                 action="store_true")
+    threshold: float | None = flag(None, "multi_label: a label is predicted when its probability exceeds this "
+                                   f"(default: {artifacts.DEFAULT_THRESHOLD})", group="your own data", type=float,
+                                   above=0, below=1)
+    tune_threshold: bool = flag(False, "multi_label: use the threshold of the grid 0.05, 0.10, ..., 0.95 with the "
+                                "best dev micro F1 (each epoch; the best epoch's goes into task.json)",
+                                group="your own data", action="store_true")
     quoting: str = flag("auto", "double quotes in the .tsv/.csv files: csv (a quoted field may hold tabs, commas, "
                         "line breaks), none (quotes are text, one row per line), auto (.csv: csv; .tsv: the reading "
                         "with fewer malformed rows, none if a quoted field would span lines)", group="your own data",
@@ -93,6 +112,7 @@ class GlueJob(LongTextJob):
                                 "written.")
         if self.labels:
             _label_flag(self.labels)
+        self._check_multi_label()
         if self.window_pooling and not self.windowed:
             raise SettingsError(f"--window_pooling {self.window_pooling} is for --long_documents windows; add that, or "
                                 "drop --window_pooling.")
@@ -100,6 +120,26 @@ class GlueJob(LongTextJob):
     def pair_texts(self) -> bool:
         """Whether the examples are text pairs (--text_b, or a GLUE task of two texts)."""
         return bool(self.text_b) or (self.task in glue.TASKS and len(glue.TASKS[self.task].fields) == 2)
+
+    def _check_multi_label(self) -> None:
+        """Refuses the multi-label flags in another task, --threshold with --tune_threshold, and --labels names
+        that hold the separator."""
+        given = [f"--{name}" for name in ("label_separator", "allow_no_labels", "threshold", "tune_threshold")
+                 if getattr(self, name) not in ("", False, None)]
+        if given and self.task_type != "multi_label":
+            raise SettingsError(f"{', '.join(given)}: for --task_type multi_label (this run is {self.task_type}): "
+                                "drop them, or pass --task_type multi_label.")
+        if self.task_type == "multi_label" and self.task:
+            raise SettingsError("--task_type multi_label is for your own data (--train_file ...); GLUE's tasks have "
+                                "one label per example.")
+        if self.threshold is not None and self.tune_threshold:
+            raise SettingsError("--threshold and --tune_threshold both set the threshold: give one.")
+        if self.task_type == "multi_label" and self.labels:
+            _check_separator(_label_flag(self.labels), self.label_sets().separator)
+
+    def label_sets(self) -> LabelSets:
+        """How the multi-label fields read (--label_separator, --allow_no_labels)."""
+        return LabelSets(self.label_separator or DEFAULT_SEPARATOR, self.allow_no_labels)
 
 
 def run(job: GlueJob) -> dict:
@@ -113,6 +153,9 @@ def make_task(job: GlueJob, tokenizer, packer) -> SentenceTask:
     """The `SentenceTask` of a GLUE task or of the user's files (data read and tokenised here)."""
     parts = _glue_parts(job) if job.task else _custom_parts(job)
     parts.update(doc_stride=job.window_stride(), window_pooling=job.window_pooling or "mean")
+    if job.task_type == "multi_label":
+        return MultiLabelTask(tokenizer, packer, threshold=job.threshold, tune_threshold=job.tune_threshold,
+                              separator=job.label_sets().separator, **parts)
     return SentenceTask(tokenizer, packer, **parts)
 
 
@@ -158,10 +201,12 @@ def _ax_available(job: GlueJob) -> bool:
 
 
 def _custom_parts(job: GlueJob) -> dict:
+    label_sets = job.label_sets() if job.task_type == "multi_label" else None
+
     def load(path, labeled, ids=True):
         return read_sentence_file(path, text_a=job.text_a, text_b=job.text_b, label=job.label if labeled else "",
                                   id_column=job.id_column if ids else "", quoting=job.quoting,
-                                  skip_bad_rows=job.skip_bad_rows)
+                                  skip_bad_rows=job.skip_bad_rows, label_sets=label_sets if labeled else None)
 
     # The training file needs no ids: no predictions are written for it.
     train, dev = load(job.train_file, True, ids=False), load(job.dev_file, True)
@@ -169,6 +214,8 @@ def _custom_parts(job: GlueJob) -> dict:
     if job.task_type == "regression":
         return dict(train=train, train_targets=float_labels(train), devs={"": (dev, float_labels(dev))},
                     tests=tests, label_names=None, metrics=("pearson", "spearman", "neg_mse"))
+    if label_sets is not None:
+        return _multi_label_parts(job, train, dev, tests, label_sets)
     label_names = _label_flag(job.labels) if job.labels else sorted_labels(train)
     if len(label_names) < 2:
         raise SettingsError(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at "
@@ -180,6 +227,25 @@ def _custom_parts(job: GlueJob) -> dict:
     return dict(train=train, train_targets=encode_labels(train, label_names),
                 devs={"": (dev, encode_labels(dev, label_names))}, tests=tests, label_names=label_names,
                 metrics=metrics)
+
+
+def _multi_label_parts(job: GlueJob, train, dev, tests: dict, label_sets: LabelSets) -> dict:
+    """`SentenceTask`'s data of a multi-label run: 0/1 targets `[n, labels]`, micro F1 first."""
+    label_names = _label_flag(job.labels) if job.labels else sorted_labels(train, label_sets)
+    if not label_names:
+        raise SettingsError(f"{job.train_file}: no example has a label; multi_label needs at least one (or pass "
+                            "--labels a,b,...).")
+    return dict(train=train, train_targets=encode_label_sets(train, label_names, label_sets),
+                devs={"": (dev, encode_label_sets(dev, label_names, label_sets))}, tests=tests,
+                label_names=label_names, metrics=("micro_f1",))
+
+
+def _check_separator(names: list[str], separator: str) -> None:
+    """Refuses --labels names that hold the multi-label separator."""
+    holding = [name for name in names if separator in name]
+    if holding:
+        raise SettingsError(f"--labels: {holding[0]!r} holds the label separator {separator!r}, which the prediction "
+                            "files put between labels: rename the label or choose another --label_separator.")
 
 
 def _label_flag(labels: str) -> list[str]:

@@ -132,11 +132,14 @@ class SentenceTask(FinetuneTask):
     def evaluate(self, predict) -> dict:
         results = {}
         for suffix, split in self.devs.items():
-            logits = self._predict(predict, split)
-            predicted = self._decide(logits)
-            for name in self.metrics:
-                results[name + (f"_{suffix}" if suffix else "")] = METRICS[name](split.targets, predicted)
+            scores = self._scores(split.targets, self._predict(predict, split))
+            results.update({name + (f"_{suffix}" if suffix else ""): value for name, value in scores.items()})
         return results
+
+    def _scores(self, targets, logits: np.ndarray) -> dict:
+        """The dev metrics of one split, from its targets and logits `[n, C]`."""
+        predicted = self._decide(logits)
+        return {name: METRICS[name](targets, predicted) for name in self.metrics}
 
     def write_predictions(self, predict, out_dir: str) -> None:
         for suffix, split in self.devs.items():
