@@ -10,7 +10,9 @@
 Writes, as transformers' `save_pretrained` does:
   * `config.json`: the HF BertConfig dialect (`config.BertConfig.to_reference_dict("hf")`: our "gelu" is HF's
     exact "gelu", our "gelu_approx" HF's tanh form), `architectures`, and for heads `id2label`/`label2id`
-    (`problem_type` "regression" or "single_label_classification" for sequence classification);
+    (`problem_type` "regression", "single_label_classification" or, for a multi-label run,
+    "multi_label_classification": transformers then trains with binary cross-entropy, and the probabilities are
+    the sigmoid of the logits);
   * `model.safetensors`: the weights under HF names, from the one name table of `checkpoints` read backwards
     (`checkpoints.hf_tensors`), plus the head (`classifier.*`, `qa_outputs.*`); BertForTokenClassification and
     BertForQuestionAnswering have no pooler, so none is written;
@@ -26,6 +28,7 @@ Writes, as transformers' `save_pretrained` does:
 | encoder (`build_encoder`)                | BertModel                      |
 | BertPretrainer (`build_pretrainer`)      | BertForPreTraining             |
 | `build_classifier` (1 output: regression) | BertForSequenceClassification |
+| `build_classifier`, task type multi_label | BertForSequenceClassification (multi_label_classification) |
 | `build_token_classifier`                 | BertForTokenClassification     |
 | `build_span_labeler`                     | BertForQuestionAnswering       |
 | `build_multiple_choice`                  | BertForMultipleChoice          |
@@ -67,10 +70,12 @@ ARCHITECTURES = {
     "pretrainer": ("BertForPreTraining", None, True),
     "classification": ("BertForSequenceClassification", HF_TASK_HEADS[0], True),
     "regression": ("BertForSequenceClassification", HF_TASK_HEADS[0], True),
+    "multi_label": ("BertForSequenceClassification", HF_TASK_HEADS[0], True),
     "token_classification": ("BertForTokenClassification", HF_TASK_HEADS[0], False),
     "span": ("BertForQuestionAnswering", HF_TASK_HEADS[1], False),
     "multiple_choice": ("BertForMultipleChoice", HF_TASK_HEADS[0], True),
 }
+PROBLEM_TYPES = {"regression": "regression", "multi_label": "multi_label_classification"}   # else single-label
 _SPECIAL_NAMES = ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token")   # SPECIAL_TOKENS' order
 
 
@@ -87,9 +92,10 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
         vocab: the vocabulary (path or `Vocab`); default the one beside a run directory. None for an in-memory
             model: weights and config only, no tokenizer files.
         task_type: "regression" or "classification" for a classifier with one output (default: regression, as
-            `build_classifier(num_classes=1)`); otherwise the model's structure decides, and a contradicting
-            value is an error.
-        labels: label names in id order (classification, token classification): `id2label`; default
+            `build_classifier(num_classes=1)`); "multi_label" for a classifier whose outputs are independent
+            labels (default: task.json's); otherwise the model's structure decides, and a contradicting value is
+            an error.
+        labels: label names in id order (classification, multi_label, token classification): `id2label`; default
             task.json's, else LABEL_0, LABEL_1, ...
         lower_case: the vocabulary's casing where nothing beside it records it (a contradicting value is refused).
         seq_length: embedders: the longest input in tokens, sentence_bert_config.json's `max_seq_length` (default:
@@ -111,7 +117,8 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
         vocab = vocab if vocab is not None else beside
         labels = labels if labels is not None else (spec.labels or None if spec else None)
         seq_length = seq_length or (spec.seq_length if spec else None)
-        if spec is not None and task_type is None and spec.task_type in ("regression", "classification"):
+        if spec is not None and task_type is None and spec.task_type in ("regression", "classification",
+                                                                           "multi_label"):
             task_type = spec.task_type
     kind, encoder, head = _structure(model, task_type)
     architecture, head_name, pooler = ARCHITECTURES[kind]
@@ -180,6 +187,8 @@ def _structure(model: keras.Model, task_type: str | None):
             return _checked("token_classification", task_type), encoder, head
         if head.num_outputs == 1 and task_type in (None, "regression"):
             return "regression", encoder, head
+        if task_type == "multi_label":
+            return task_type, encoder, head
         return _checked("classification", task_type), encoder, head
     raise ValueError(f"Model {model.name!r} has no head export_hf knows (logits, span, choice_logits).")
 
@@ -210,7 +219,7 @@ def _checked(kind: str, task_type: str | None) -> str:
 
 def _label_fields(kind: str, head, labels, dropout) -> dict:
     fields = {}
-    if kind in ("classification", "regression", "token_classification"):
+    if kind in ("classification", "multi_label", "regression", "token_classification"):
         count = head.num_outputs
         if labels is not None and kind != "regression":
             labels = list(labels)
@@ -221,7 +230,7 @@ def _label_fields(kind: str, head, labels, dropout) -> dict:
         fields["id2label"] = {str(i): name for i, name in enumerate(labels)}
         fields["label2id"] = {name: i for i, name in enumerate(labels)}
         if kind != "token_classification":
-            fields["problem_type"] = "regression" if kind == "regression" else "single_label_classification"
+            fields["problem_type"] = PROBLEM_TYPES.get(kind, "single_label_classification")
     if dropout is not None and kind != "span":
         fields["classifier_dropout"] = dropout
     return fields

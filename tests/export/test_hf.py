@@ -6,12 +6,14 @@ tests/golden/hf_export_models.py's tiny models. Each test exports the same model
 golden: config.json equal to the one transformers read, every tensor of model.safetensors equal (name, shape,
 fingerprint) to the one transformers loaded, and our model's outputs equal to transformers' (<= 1e-5). So a wrong
 name, transposition, activation, label map or head fails here. An embedder's export also gives, in
-sentence-transformers, our embedder's vectors (<= 1e-5), from the sentence-transformers files it read then.
+sentence-transformers, our embedder's vectors (<= 1e-5), from the sentence-transformers files it read then; a
+multi-label classifier's, in transformers' text-classification pipeline, our probabilities (sigmoid).
 """
 
 import json
 import os
 
+import keras
 import numpy as np
 import pytest
 from safetensors.numpy import load_file
@@ -48,6 +50,11 @@ def our_outputs(name, model, golden):
     if name in EMBEDDERS:           # exported as BertModel: its encoder's outputs
         model = model.get_layer("encoder")
     out = model(feed, training=False)
+    if name == "multi_label":       # the text-classification pipeline's scores: each label's sigmoid
+        vocab = Vocab(hf_export_models.vocab_tokens(False), lower_case=True)
+        texts = BertTokenizer(vocab).tokenize(list(golden["texts"]))
+        return {"logits": out, "pipeline_scores": keras.ops.sigmoid(model(
+            BertPacker(hf_export_models.SEQ, vocab=vocab, dynamic=True)(texts), training=False))}
     return dict(out) if isinstance(out, dict) else {"logits": out}
 
 
@@ -169,12 +176,12 @@ def test_exporting_real_hugging_face_weights_gives_their_files_back(minilm_dir, 
     assert (tmp_path / "model" / "vocab.txt").read_text() == open(os.path.join(minilm_dir, "vocab.txt")).read()
 
 
-def classifier_run(directory, tiny_config, vocab_path):
+def classifier_run(directory, tiny_config, vocab_path, task_type="classification", **spec):
     """A fine-tuning run directory: model.keras (a 2-label classifier), task.json, vocab.txt (uncased)."""
     directory.mkdir()
     model = build_classifier(build_encoder(tiny_config.replace(vocab_size=30522)), 2)
     model.save(str(directory / artifacts.TASK_MODEL_FILE))
-    artifacts.TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos")).save(
+    artifacts.TaskSpec(task_type, lower_case=True, seq_length=32, labels=("neg", "pos"), **spec).save(
         str(directory / artifacts.TASK_SPEC_FILE))
     Vocab.from_file(vocab_path).save(str(directory / "vocab.txt"))
     return model
@@ -234,3 +241,13 @@ def test_export_errors_name_the_fix(tiny_config, tmp_path):
     export_hf(model, str(tmp_path / "d"), vocab=unknown, lower_case=False)
     assert json.loads((tmp_path / "d" / "tokenizer_config.json").read_text())["do_lower_case"] is False
     assert not any(p.startswith(".") for p in os.listdir(tmp_path))             # no temporaries left
+
+
+def test_a_multi_label_run_exports_as_multi_label_classification(tiny_config, tmp_path, uncased_vocab_path):
+    classifier_run(tmp_path / "run", tiny_config, uncased_vocab_path, "multi_label", threshold=0.3)
+    export_hf(str(tmp_path / "run"), str(tmp_path / "hf"))
+    hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert hf_config["problem_type"] == "multi_label_classification"
+    assert hf_config["id2label"] == {"0": "neg", "1": "pos"}
+    with pytest.raises(ValueError, match="task_type 'span' contradicts the model, which is a classification model"):
+        export_hf(str(tmp_path / "run"), str(tmp_path / "hf2"), task_type="span")

@@ -10,6 +10,7 @@ where the exact (erf) and tanh GELUs differ by ~1e-3: a config that names the wr
 beyond the tests' 1e-5. Models alternate the two GELUs. The token classifier and one embedder have a cased
 vocabulary, the others an uncased one. The embedders' exports carry sentence-transformers' files: one mean-pools
 and normalises, cutting texts at EMBEDDER_SEQ tokens (three of TEXTS are longer); the other joins three modes.
+The multi-label classifier is exported with problem_type "multi_label_classification".
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ SEQ, BATCH, CHOICES = 16, 4, 3
 EMBEDDER_SEQ = 6
 CLASS_LABELS = ("negative", "neutral", "positive")
 TAG_LABELS = ("O", "B-PER", "I-PER", "B-LOC", "I-LOC")
+TOPIC_LABELS = ("arts", "politics", "science", "sports")
 # name -> (builder, hidden_act, seed, cased vocabulary)
 MODELS = {
     "encoder": ("encoder", "gelu_approx", 1, False),
@@ -39,6 +41,7 @@ MODELS = {
     "multiple_choice": ("multiple_choice", "gelu_approx", 7, False),
     "embedder": ("embedder", "gelu", 8, False),
     "embedder_joined": ("embedder_joined", "gelu_approx", 9, True),
+    "multi_label": ("multi_label", "gelu", 10, False),
 }
 TEXTS = ("The film was GOOD!", "Anna lives in Paris.", "unables berts", "Where does ANNA live?")
 
@@ -96,6 +99,8 @@ def build(name: str):
         "multiple_choice": lambda: (build_multiple_choice(cfg, CHOICES, dropout=0.1), {}),
         "embedder": lambda: (build_embedder(cfg, normalize=True), {"seq_length": EMBEDDER_SEQ}),
         "embedder_joined": lambda: (build_embedder(cfg, pooling=("cls", "max", "mean_sqrt_len")), {}),
+        "multi_label": lambda: (build_classifier(cfg, 4, dropout=0.1), {"labels": TOPIC_LABELS,
+                                                                        "task_type": "multi_label"}),
     }[kind]()
     set_weights(model, seed)
     return model, kwargs, cased

@@ -15,6 +15,9 @@ AutoTokenizer, runs it in eval mode on fixed inputs, and stores in hf_export.npz
   * `<name>__config`: the config.json transformers read, and `<name>__tensors`: for each tensor of
     model.safetensors its name, shape and a position-weighted sum (`fingerprint`), so that the tests can check
     that today's export still writes what transformers was given here;
+  * for a multi-label classifier (problem_type "multi_label_classification"): `<name>__pipeline_scores`, the
+    scores of transformers' text-classification pipeline (top_k=None: every label; its function for that problem
+    type, the sigmoid) for `texts`, `[4, labels]` in label id order;
   * for an export with sentence-transformers' files (an embedder): `<name>__sentence_embeddings`,
     `SentenceTransformer(DIR/<name>).encode(texts)` (its own tokenizer, pooling, normalisation and max_seq_length),
     and `<name>__sentence_files`: the contents of those files, as read.
@@ -81,6 +84,15 @@ def sentence_goldens(name: str, directory: str) -> dict:
             f"{name}__sentence_max_seq_length": np.array(model.max_seq_length)}
 
 
+def pipeline_scores(directory: str) -> np.ndarray:
+    """The text-classification pipeline's score of every label for each of TEXTS, `[texts, labels]` in id order."""
+    classify = transformers.pipeline("text-classification", model=directory, top_k=None, device="cpu")
+    config = transformers.AutoConfig.from_pretrained(directory)
+    names = [config.id2label[i] for i in range(config.num_labels)]
+    return np.array([[{r["label"]: r["score"] for r in result}[n] for n in names]
+                     for result in classify(list(TEXTS))], np.float32)
+
+
 def main(exports: str) -> None:
     rng = np.random.default_rng(0)
     word_ids, mask, type_ids = inputs(rng, BATCH)
@@ -114,6 +126,8 @@ def main(exports: str) -> None:
         tensors = load_file(os.path.join(directory, "model.safetensors"))
         golden[f"{name}__tensors"] = np.array(json.dumps(
             [[key, list(value.shape), fingerprint(value)] for key, value in sorted(tensors.items())]))
+        if config.get("problem_type") == "multi_label_classification":
+            golden[f"{name}__pipeline_scores"] = pipeline_scores(directory)
         if os.path.isfile(os.path.join(directory, SENTENCE_FILES[0])):
             golden.update(sentence_goldens(name, directory))
         print(f"{name}: {architecture}, {len(tensors)} tensors, outputs {[p for p in pairs[1::2]]}")
