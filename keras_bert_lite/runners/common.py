@@ -218,7 +218,8 @@ def check_not_shorter(run_dir: str, flag: str, value: int) -> None:
 def check_settings(job: RunJob, fixed: tuple[str, ...] = ()) -> None:
     """Refuses to resume the run in --model_dir with other settings (`runners.resume`; `fixed`: ones that cannot
     change even with --allow_flag_change)."""
-    check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change, fixed)
+    defaults = {field.name: field.default for field in dataclasses.fields(job)}
+    check_resume(job.model_dir, dataclasses.asdict(job), job.allow_flag_change, fixed, defaults)
     check_inputs(job.model_dir, input_digests(job), job.allow_flag_change)
 
 

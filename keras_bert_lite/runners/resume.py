@@ -33,7 +33,8 @@ RESUMABLE = frozenset({"steps", "epochs", "checkpoint_every", "log_every", "quie
 SCHEDULE_LENGTH = frozenset({"steps", "epochs"})
 
 
-def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fixed: tuple[str, ...] = ()) -> None:
+def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
+                 defaults: dict | None = None) -> None:
     """Refuses to resume the run in `run_dir` with settings that differ from its saved `flags.json`.
 
     A path spelt another way (relative or absolute, a trailing slash) is the same setting.
@@ -43,6 +44,8 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
         settings: the new run's settings, as `flags.json` would hold them (JSON-compatible values).
         allowed: setting names whose change the user accepts (`--allow_flag_change`).
         fixed: settings that cannot change even so (the checkpoint's data position holds batches of their shape).
+        defaults: each setting's default. A setting that `flags.json` lacks (a flag newer than the run) and that
+            is at its default now is the same: a new flag's default does what the command did before it.
 
     Raises:
         SettingsError: a setting outside `RESUMABLE` and `allowed` differs; the message names each one with the
@@ -53,12 +56,13 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
         logger.warning("%s has checkpoints but no %s: resuming without comparing the settings.", run_dir,
                        FLAGS_FILE)
         return
-    new = json.loads(json.dumps(settings))
+    new, defaults = json.loads(json.dumps(settings)), json.loads(json.dumps(defaults or {}))
     unknown = sorted(set(allowed) - set(new))
     if unknown:
         raise SettingsError(f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are "
                          f"{', '.join(sorted(new))}.")
-    changed = sorted(k for k in set(saved) | set(new) if not _same(saved.get(k), new.get(k)))
+    changed = sorted(k for k in set(saved) | set(new) if not _same(saved.get(k), new.get(k))
+                     and not (k not in saved and k in defaults and _same(defaults[k], new.get(k))))
     refused = [k for k in changed if k in fixed or (k not in RESUMABLE and k not in allowed)]
     if refused:
         listed = "; ".join(f"--{k} {_show(saved.get(k))} then, {_show(new.get(k))} now" for k in refused)

@@ -103,6 +103,18 @@ def test_more_epochs_continue_from_the_last_one(flags):
     assert len(more["per_seed"]["0"]["epochs"]) == 2
 
 
+def test_a_run_from_before_a_flag_existed_resumes_with_its_default(flags, tmp_path):
+    run(parse_args(flags("run", "--epochs", "1")))
+    path = tmp_path / "run" / "flags.json"
+    saved = json.loads(path.read_text())
+    for name in ("long_documents", "doc_stride", "window_pooling"):        # what a run made before issue 58 lacks
+        del saved[name]
+    path.write_text(json.dumps(saved))
+    with pytest.raises(SettingsError, match="--long_documents None then, windows now"):    # not what it did
+        run(parse_args(flags("run", "--epochs", "2", "--long_documents", "windows")))
+    assert len(run(parse_args(flags("run", "--epochs", "2")))["per_seed"]["0"]["epochs"]) == 2
+
+
 def test_fewer_epochs_than_done_are_refused(flags, tmp_path):
     run(parse_args(flags("run", "--epochs", "2")))
     with pytest.raises(SettingsError, match=r"--epochs 1: the run in .*run has done 2 already\. Pass --epochs 2"):
