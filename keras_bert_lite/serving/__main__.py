@@ -85,12 +85,12 @@ async def serve(args):
     await health.start()
     registry = ModelRegistry(_manager_factory(args), args.allow_version_labels_for_unavailable_models,
                              on_change=health.set_model_threadsafe)
-    metrics = Metrics(lambda: {name: registry.version_states(name) for name in registry.names()})
+    workers = WorkerPool(args.max_concurrent_requests)
+    metrics = Metrics(lambda: {name: registry.version_states(name) for name in registry.names()}, workers.busy)
     batcher = None
     if args.max_batch_size > 1:
         timeout_ms = DEFAULT_BATCH_TIMEOUT_MS if args.batch_timeout_ms is None else args.batch_timeout_ms
         batcher = Batcher(args.max_batch_size, timeout_ms / 1000, on_batch=metrics.count_batch)
-    workers = WorkerPool(args.max_concurrent_requests)
     answerer = Answerer(workers, args.max_message_mb * MIB, metrics)
     predictions = PredictionService(registry, answerer, request_limits(args), batcher)
     models = ModelService(registry, answerer)

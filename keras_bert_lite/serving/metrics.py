@@ -10,6 +10,8 @@
   the signature), in TensorFlow's buckets for it (1 x 1.5^i).
 - `kbl_serving_model_version_state{model_name, version, state}`: 1 for the state each version of each model is
   in (LOADING, AVAILABLE, UNLOADING, END); TF Serving exports no such metric.
+- `kbl_serving_calls_in_flight`: calls admitted and not finished (each holds one of --max_concurrent_requests
+  worker threads).
 - `process_*`: the server process's memory, CPU time and open files (prometheus-client's).
 
 API is the gRPC method a call is (Predict, Classify, GetModelMetadata, GetModelStatus, ...; a REST call too),
@@ -30,6 +32,7 @@ REQUEST_COUNT = ":tensorflow:serving:request_count"
 REQUEST_LATENCY = ":tensorflow:serving:request_latency"
 BATCH_SIZE = ":tensorflow:serving:batching:batch_size"
 MODEL_STATE = "kbl_serving_model_version_state"
+IN_FLIGHT = "kbl_serving_calls_in_flight"
 UNKNOWN = "-"
 LATENCY_BUCKETS_US = tuple(10 * 1.8 ** i for i in range(33))  # TF Serving's Buckets::Exponential(10, 1.8, 33)
 BATCH_SIZE_BUCKETS = tuple(1.5 ** i for i in range(20))        # TensorFlow's Buckets::Exponential(1, 1.5, 20)
@@ -43,9 +46,10 @@ class Metrics:
     Args:
         model_states: Callable () -> {model name: {version: VersionState}} of every model served (a manager's
             `version_states()` per model); read at every scrape and call.
+        calls_in_flight: Callable () -> calls admitted and not finished (`WorkerPool.busy`); None: not exported.
     """
 
-    def __init__(self, model_states):
+    def __init__(self, model_states, calls_in_flight=None):
         prometheus_client.disable_created_metrics()  # TF Serving writes no `_created` series
         self.registry = prometheus_client.CollectorRegistry()
         self._model_states = model_states
@@ -59,6 +63,9 @@ class Metrics:
             ("model_name", "op_name"), buckets=BATCH_SIZE_BUCKETS, registry=self.registry)
         self.registry.register(self._requests)
         self.registry.register(_StateCollector(model_states))
+        if calls_in_flight is not None:
+            gauge = prometheus_client.Gauge(IN_FLIGHT, "Calls admitted and not finished.", registry=self.registry)
+            gauge.set_function(calls_in_flight)
         prometheus_client.ProcessCollector(registry=self.registry)
 
     def count_call(self, protocol, method, request, response, code, seconds):

@@ -8,7 +8,7 @@ aiohttp parses HTTP; this module only bounds what a client may make it hold:
   connection opens or the previous answer is sent (else the connection is closed: aiohttp's keep-alive timer);
 - at most `max_connections` connections are open at once: a further one gets a 503 JSON answer and is closed;
 - a call may take `timeout_seconds` once its body has arrived (else 504, DEADLINE_EXCEEDED); a client that
-  disconnects cancels its call (CANCELLED), as a gRPC client that cancels does.
+  disconnects cancels its call (CANCELLED), as a gRPC client that cancels does, also while it sends its body.
 
 With a certificate and key it serves HTTPS only. `stop()` closes the listening socket, lets calls in flight
 finish (up to a grace period) and closes the connections.
@@ -22,6 +22,7 @@ import ssl
 import grpc
 from aiohttp import web
 
+from keras_bert_lite.serving.errors import ServingError
 from keras_bert_lite.serving.http_status import PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT, HttpRefusal
 from keras_bert_lite.serving.metrics import CONTENT_TYPE as METRICS_TYPE
 from keras_bert_lite.serving.rest_api import RestContext, error_json
@@ -99,7 +100,10 @@ class RestServer:
         if metrics is not None and request.path == metrics_path and request.method == "GET":
             return web.Response(body=metrics.exposition(), headers={"Content-Type": METRICS_TYPE})
         status, body = await self._answer(request)
-        return web.Response(status=status, body=body, content_type=JSON)
+        response = web.Response(status=status, body=body, content_type=JSON)
+        if status in (PAYLOAD_TOO_LARGE, REQUEST_TIMEOUT):  # the body was not read to its end: start afresh
+            response.force_close()
+        return response
 
     async def _answer(self, request):
         peer = _peer(request)
@@ -130,7 +134,11 @@ class RestServer:
 async def _read_at_most(request, max_bytes):
     chunks, size = [], 0
     while True:
-        chunk = await request.content.readany()
+        try:
+            chunk = await request.content.readany()
+        except ConnectionError:  # never raised out of the task wait_for runs this in: logged as never retrieved
+            raise ServingError(grpc.StatusCode.CANCELLED, "the client closed the connection before its request body "
+                                                          "arrived") from None
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
@@ -159,17 +167,32 @@ class _ConnectionLimitedServer(web.Server):
 
 
 class _Refused(asyncio.Protocol):
-    """A connection over the limit: one 503 answer with TF Serving's error body, then closed."""
+    """A connection over the limit: one 503 answer with TF Serving's error body, then closed.
+
+    The answer goes out at once and the connection is half-closed, while what the client sends is read and
+    dropped until it closes too (or `LINGER_SECONDS` pass): closing outright while the client still writes its
+    request made the client fail on a broken pipe before it read the answer.
+    """
 
     def __init__(self, max_connections):
         self._body = error_json(f"server overloaded: all {max_connections} REST connections are in use "
                                 f"({CONNECTIONS_FLAG} {max_connections}); retry with backoff")
+        self._closing = None
 
     def connection_made(self, transport):
         head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: {JSON}\r\nContent-Length: {len(self._body)}\r\n"
                 f"Connection: close\r\n\r\n")
         transport.write(head.encode("ascii") + self._body)
-        transport.close()
+        if transport.can_write_eof():
+            transport.write_eof()
+        self._closing = asyncio.get_running_loop().call_later(LINGER_SECONDS, transport.close)
+
+    def data_received(self, data):
+        """Drops the request: it has been answered."""
+
+    def connection_lost(self, exc):
+        if self._closing is not None:
+            self._closing.cancel()
 
 
 def _ssl_context(tls):

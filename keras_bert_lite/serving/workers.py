@@ -73,6 +73,11 @@ class WorkerPool:
             thread.join(max(0.0, deadline - time.monotonic()))
         return [thread.name for thread in self._threads if thread.is_alive()]
 
+    def busy(self):
+        """How many threads are running a call now (admitted calls not finished)."""
+        with self._lock:
+            return self.size - len(self._idle)
+
     def _work(self, inbox):
         while (work := inbox.get()) is not None:
             self._run(inbox, *work)  # in a call of its own: an idle thread keeps no request alive
