@@ -7,7 +7,9 @@
 
 Each output line holds the text (and text_b), then the signature's outputs for it, e.g.
 {"text": "a great movie", "label": "positive", "probabilities": [0.02, 0.98]}; an embedding model's line holds
-the text's vector, {"text": "a great movie", "embedding": [0.0123, -0.0456, ...]}. float32 values are written
+the text's vector, {"text": "a great movie", "embedding": [0.0123, -0.0456, ...]}; a multi-label model's the labels
+it predicts, without the padding of the dense reply, {"text": ..., "labels": ["politics", "sports"],
+"probabilities": [0.91, 0.03, 0.88], "label_ids": [0, 2], ...}. float32 values are written
 with the fewest digits that read back as the same float32. Input is UTF-8 (a leading BOM is dropped); blank lines
 (nothing but whitespace) are skipped, every other line gets its output line.
 """
@@ -24,6 +26,7 @@ from keras_bert_lite.serving.client import EMBEDDINGS
 from keras_bert_lite.serving.rest_client import RestClient
 
 PER_TEXT_KEYS = {EMBEDDINGS: "embedding"}   # a batch output's key -> its key on one text's line
+PADDING = {"labels": b"", "label_ids": -1}   # multi-label outputs: the padding left out of a text's line
 
 
 def parse_args(argv):
@@ -72,7 +75,7 @@ def main(argv=None):
                 outputs = client.predict(texts, text_b, signature=args.signature)
                 for index, row in enumerate(batch):
                     record = dict(zip(("text", "text_b"), row))
-                    record.update({PER_TEXT_KEYS.get(key, key): _json_value(value[index])
+                    record.update({PER_TEXT_KEYS.get(key, key): _json_value(_unpadded(key, value[index]))
                                    for key, value in _ordered(outputs)})
                     print(json.dumps(record, ensure_ascii=False), flush=True)
     except ServingClientError as error:
@@ -151,8 +154,13 @@ def _positive_int(value):
 
 
 def _ordered(outputs):
-    """label and probabilities first (the usual thing to read), then the other outputs alphabetically."""
-    return sorted(outputs.items(), key=lambda item: (item[0] not in ("label", "probabilities"), item[0]))
+    """label(s) and probabilities first (the usual thing to read), then the other outputs alphabetically."""
+    return sorted(outputs.items(), key=lambda item: (item[0] not in ("label", "labels", "probabilities"), item[0]))
+
+
+def _unpadded(key, value):
+    """One text's output, without the padding of a `PADDING` output."""
+    return value[value != PADDING[key]] if key in PADDING else value
 
 
 def _json_value(value):
