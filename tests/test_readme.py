@@ -5,6 +5,7 @@ order in one fresh directory, and what they print is checked (RUNS below). The R
 at most README_LIMIT bytes, one line per command, a link to every guide; every relative link resolves."""
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -29,10 +30,23 @@ def check_embeddings(outputs, cwd):
     assert outputs[0].splitlines()[0].endswith(" A man is eating a piece of bread.")     # the meal's nearest
 
 
+def check_serving(outputs, cwd):
+    lines = outputs[1].splitlines()
+    assert json.loads(lines[0])["model_version_status"][0]["state"] == "AVAILABLE"
+    rows = json.loads(lines[1])["predictions"]
+    assert len(rows) == 2 and sorted(rows[0]) == ["label", "label_id", "logits", "probabilities"]
+    assert sorted(json.loads(lines[2])["outputs"]) == ["label", "label_id", "logits", "probabilities"]
+    assert [label for label, _ in json.loads(lines[3])["results"][0]] == ["negative", "positive"]
+    assert lines[4].startswith('{"model_spec": {"name": "reviews"')
+    assert (':tensorflow:serving:request_count{API="Predict",entrypoint="REST",model_name="reviews",status="OK",'
+            'version="1"} 2.0') in lines[5:]
+
+
 # Each document with marked blocks: their languages in order, and the check of their outputs (stdout per block).
 RUNS = {
     "README.md": (("python", "bash"), check_readme),    # the 30-second fine-tune + export; audit, serve, client
     "docs/embeddings.md": (("python",), check_embeddings),    # semantic search with all-MiniLM-L6-v2
+    "docs/serving.md": (("python", "bash"), check_serving),   # an export served over REST, called with curl
 }
 
 

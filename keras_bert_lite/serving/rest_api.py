@@ -184,5 +184,5 @@ def error_json(message):
 
 
 def json_bytes(value):
-    """UTF-8 JSON, with NaN and Infinity as TF Serving writes them; a lone surrogate stays a JSON escape."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=True).encode("utf-8", "backslashreplace")
+    """UTF-8 JSON and a newline, NaN and Infinity as TF Serving writes them; a lone surrogate stays a JSON escape."""
+    return (json.dumps(value, ensure_ascii=False, allow_nan=True) + "\n").encode("utf-8", "backslashreplace")
