@@ -133,3 +133,17 @@ def test_windows_tag_entities_past_the_first_window(tagged, tmp_path):
     for block, words, labels in zip(blocks, served["words"], served["word_labels"]):
         assert [w.decode() for w in words] == [word for word, _, _ in block]
         assert [label.decode() for label in labels] == [predicted for _, _, predicted in block]
+
+
+def test_multi_label_runs_read_windows_and_export_them(reviews, tmp_path):
+    """Windows with --task_type multi_label (max pooling: a label any window finds), through the run directory and
+    the export (untrained: one epoch; the multi-label learning tests are tests/finetune/test_multi_label.py's)."""
+    _, out, _ = reviews("multi_label", *WINDOWS, "--window_pooling", "max", "--task_type", "multi_label",
+                        "--epochs", "1")
+    info = json.loads((out / "task.json").read_text())
+    assert (info["task_type"], info["doc_stride"], info["window_pooling"]) == ("multi_label", 15, "max")
+    rows = read_tsv(out / "dev_predictions.tsv")[1:]
+    served = _served(out, tmp_path, text=[row["review"] for row in long_reviews(48, 1)])
+    np.testing.assert_allclose(served["probabilities"], [[float(p) for p in row[3:]] for row in rows], atol=2e-6)
+    assert ["|".join(label.decode() for label in labels if label) for labels in served["labels"]] == \
+        [row[2] for row in rows]
