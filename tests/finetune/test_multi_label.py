@@ -144,8 +144,15 @@ def test_the_tuned_threshold_is_the_best_epochs_and_a_finished_run_run_again_kee
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
-def test_the_export_predicts_the_prediction_file(untrained, data, tmp_path, capsys):
+@pytest.mark.parametrize("windows", [(), ("--seq_length", "8", "--long_documents", "windows", "--window_pooling",
+                                            "max")], ids=["truncate", "windows"])
+def test_the_export_predicts_the_prediction_file(untrained, data, tmp_path, capsys, windows):
+    """With windows of 6 tokens, every dev text is read in 2-3 windows, each label's logit their maximum."""
     out, _ = untrained
+    if windows:
+        out = tmp_path / "windows"
+        run(parse_args(multi_label_flags(out, data, "--epochs", "1", "--learning_rate", "1e-9", *windows)))
+        assert json.loads((out / "task.json").read_text())["window_pooling"] == "max"
     run_export.main(["--model", str(out), "--model_base_path", str(tmp_path / "export")])   # audited: tf-serving
     assert "signatures serving_default, preprocess, encode, classify" in capsys.readouterr().out
     import tensorflow_text  # noqa: F401  (the tf-serving export's tokenizer ops)

@@ -40,8 +40,8 @@ def weights(model_dir):
 
 # Windows (issue 58): --seq_length 8 cuts each 7-token review into 2 windows of 6 tokens, 16 global batches an epoch.
 @pytest.mark.slow
-@pytest.mark.parametrize("long_texts", [(), ("--long_documents", "windows", "--seq_length", "8")],
-                         ids=["truncate", "windows"])
+@pytest.mark.parametrize("long_texts", [(), ("--long_documents", "windows", "--seq_length", "8"),
+                                        ("--task_type", "multi_label")], ids=["truncate", "windows", "multi_label"])
 def test_two_workers_equal_one_process(no_dropout_init, tmp_path, long_texts):
     train = write_csv(tmp_path / "train.csv", reviews(64, 0))        # 8 global batches of 8 per epoch
     dev = write_csv(tmp_path / "dev.csv", reviews(16, 1))

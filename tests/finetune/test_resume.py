@@ -47,9 +47,11 @@ def weights(model_dir):
 
 
 # Windows (issue 58): --seq_length 8 cuts each 7-token review into 2 windows of 6 tokens, 96 batches an epoch.
+# Multi-label (issue 58): each review's label a set of one, the threshold tuned each epoch (task.json's the best's).
 @pytest.mark.slow
-@pytest.mark.parametrize("long_texts", [(), ("--long_documents", "windows", "--seq_length", "8")],
-                         ids=["truncate", "windows"])
+@pytest.mark.parametrize("long_texts", [(), ("--long_documents", "windows", "--seq_length", "8"),
+                                        ("--task_type", "multi_label", "--tune_threshold")],
+                         ids=["truncate", "windows", "multi_label"])
 def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path, long_texts):
     reference = glue(flags("reference", *long_texts))
     assert reference.wait(timeout=600) == 0, reference.stderr.read()[-3000:]
@@ -75,8 +77,8 @@ def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path, long
         assert b == pytest.approx(a, abs=1e-6)        # every epoch's dev metrics, the resumed ones included
     for a, b in zip(weights(tmp_path / "reference"), weights(tmp_path / "resumed")):
         np.testing.assert_allclose(a, b, atol=1e-5)
-    assert (tmp_path / "reference" / "dev_predictions.tsv").read_text() == \
-        (tmp_path / "resumed" / "dev_predictions.tsv").read_text()
+    for name in ("dev_predictions.tsv", "task.json"):
+        assert (tmp_path / "reference" / name).read_text() == (tmp_path / "resumed" / name).read_text()
 
 
 def test_a_finished_run_run_again_only_rewrites_its_files(flags, tmp_path):
