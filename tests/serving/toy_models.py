@@ -19,6 +19,7 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.data.experimental.ops import testing as tf_data_testing  # its sleep: a nap in a graph
 
 LABELS = ("short", "long")
 
@@ -117,3 +118,47 @@ def export_version(module, base_path, version, signatures=None):
     final = os.path.join(base_path, str(version))
     os.rename(temp, final)
     return final
+
+
+class GateModel(tf.Module):
+    """A model whose requests wait inside TensorFlow until a test lets them go.
+
+    gate: text [marker path, release path] -> length: writes the marker (the request is inside the model), then
+    naps 20 ms at a time (a tf.data sleep, using no CPU) until a file exists at the release path.
+    """
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def gate(self, text):
+        with tf.control_dependencies([tf.io.write_file(text[0], "inside")]):
+            naps = tf.constant(0)
+
+        def closed(naps):
+            return tf.size(tf.io.matching_files(text[1])) == 0
+
+        def nap(naps):
+            slept = tf.data.Dataset.from_tensors(naps).apply(tf_data_testing.sleep(20_000))
+            return [slept.reduce(naps, lambda _, value: value) + 1]
+
+        (naps,) = tf.while_loop(closed, nap, [naps])
+        with tf.control_dependencies([naps]):
+            return {"length": tf.strings.length(text)}
+
+    def signatures(self):
+        return {"serving_default": self.gate}
+
+
+def slow_loading_model(functions=40, ops=20):
+    """(module, signatures) whose `tf.saved_model.load` takes long, mostly inside TensorFlow: many functions to
+    restore."""
+    module = tf.Module()
+    module.scale = tf.Variable(1)
+
+    def chain(text):
+        x = tf.strings.length(text)
+        for step in range(ops):
+            x = x + step * module.scale
+        return {"length": x}
+
+    spec = [tf.TensorSpec([None], tf.string)]
+    return module, {f"chain_{i}": tf.function(chain, input_signature=spec).get_concrete_function()
+                    for i in range(functions)}
