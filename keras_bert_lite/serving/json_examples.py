@@ -20,8 +20,9 @@ _INT64 = (-2 ** 63, 2 ** 63 - 1)
 _KIND_NAMES = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
 
 
-def fill_input(document, request):
-    """Fills `request.input` (a Classification- or RegressionRequest's) from the body's examples and context."""
+def fill_input(document, request, limits):
+    """Fills `request.input` (a Classification- or RegressionRequest's) from the body's examples and context; the
+    number of examples is checked against `limits` (`RequestLimits`) before any is converted."""
     has_context = CONTEXT in document
     if has_context:
         fill_example(document[CONTEXT], request.input.example_list_with_context.context)
@@ -32,6 +33,7 @@ def fill_input(document, request):
         raise format_error(document, f"Expecting '{EXAMPLES}' value to be an list/array")
     if not examples:
         raise format_error(document, f"'{EXAMPLES}' value is an empty array")
+    limits.check_example_count(len(examples))
     target = (request.input.example_list_with_context if has_context else request.input.example_list).examples
     for value in examples:
         fill_example(value, target.add())

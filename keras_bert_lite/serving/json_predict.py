@@ -18,8 +18,8 @@ import tensorflow as tf
 
 from keras_bert_lite.serving.errors import ServingError, invalid_argument
 from keras_bert_lite.serving.json_request import format_error
-from keras_bert_lite.serving.json_tensors import (debug_string, dense_values, is_b64, tensor_from_leaves,
-                                                  to_json_value, to_tensor_proto)
+from keras_bert_lite.serving.json_tensors import (debug_string, dense_shape, dense_values, is_b64,
+                                                  tensor_from_leaves, to_json_value, to_tensor_proto)
 from keras_bert_lite.serving.predict import DEFAULT_SIGNATURE
 
 ROW = "instances"
@@ -42,16 +42,19 @@ def input_infos(servable, signature_name):
     return dict(signature_def.inputs)
 
 
-def fill_inputs(document, infos, request):
-    """Fills `request.inputs` from a predict body's "instances" or "inputs"; returns which of the two it was."""
+def fill_inputs(document, infos, request, limits):
+    """Fills `request.inputs` from a predict body's "instances" or "inputs"; returns which of the two it was.
+
+    The shapes the JSON declares are checked against `limits` (`RequestLimits`) before any value is converted.
+    """
     if ROW in document and COLUMNAR in document:
         raise format_error(document, f"Not formatted correctly expecting only one of '{COLUMNAR}' or '{ROW}' keys "
                                      f"to exist ")
     if ROW in document:
-        _fill_rows(document, infos, request)
+        _fill_rows(document, infos, request, limits)
         return ROW
     if COLUMNAR in document:
-        _fill_columns(document[COLUMNAR], infos, request)
+        _fill_columns(document[COLUMNAR], infos, request, limits)
         return COLUMNAR
     raise invalid_argument(f"Missing '{COLUMNAR}' or '{ROW}' key")
 
@@ -67,7 +70,7 @@ def answer_json(response, request_format):
     return {ANSWER_KEYS[ROW]: _rows(outputs)}
 
 
-def _fill_rows(document, infos, request):
+def _fill_rows(document, infos, request, limits):
     instances = document[ROW]
     if not isinstance(instances, list):
         raise format_error(document, f"Expecting '{ROW}' to be an list/array")
@@ -77,6 +80,8 @@ def _fill_rows(document, infos, request):
     if not named and len(infos) > 1:
         raise invalid_argument("instances is a plain list, but expecting list of objects as multiple input tensors "
                                "required as per tensorinfo_map")
+    first = instances[0].items() if named else [(next(iter(infos)), instances[0])]
+    limits.check_shapes({name: [len(instances)] + dense_shape(value) for name, value in first})
     columns = {}
     for index, item in enumerate(instances):
         items = _named_items(index, item, infos) if named else _bare_item(index, item, infos)
@@ -138,17 +143,17 @@ class _Column:
         return tensor_from_leaves(self.leaves, [self.count] + self.shape, self.dtype)
 
 
-def _fill_columns(value, infos, request):
+def _fill_columns(value, infos, request, limits):
     if not isinstance(value, dict) or is_b64(value):
         if len(infos) > 1:
             raise invalid_argument("inputs is a plain value/list, but expecting an object as multiple input tensors "
                                    "required as per tensorinfo_map")
-        (name, info), = infos.items()
-        request.inputs[name].CopyFrom(to_tensor_proto(value, info.dtype))
-        return
+        value = {next(iter(infos)): value}
+    missing = sorted(set(infos) - set(value))
+    if missing:
+        raise invalid_argument(f"Missing named input: {missing[0]} in '{COLUMNAR}' object.")
+    limits.check_shapes({name: dense_shape(value[name]) for name in infos})
     for name, info in sorted(infos.items()):
-        if name not in value:
-            raise invalid_argument(f"Missing named input: {name} in '{COLUMNAR}' object.")
         request.inputs[name].CopyFrom(to_tensor_proto(value[name], info.dtype))
 
 

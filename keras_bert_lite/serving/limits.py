@@ -58,22 +58,37 @@ class RequestLimits:
         elements = total_bytes = 0
         for key, proto in sorted(protos.items()):
             shape = _declared_shape(key, proto)
-            for size in shape:
-                if size > self.max_elements:
-                    raise _over(f"input '{key}' declares a dimension of {size} (shape {shape})",
-                                self.max_elements, "elements per request", ELEMENTS_FLAG)
-            if shape and shape[0] > self.max_examples:
-                raise _over(f"input '{key}' declares {shape[0]} examples (shape {shape})", self.max_examples,
-                            "examples per request", EXAMPLES_FLAG)
-            count = math.prod(shape)
-            elements += count
-            if elements > self.max_elements:
-                raise _over(f"the request declares {elements} elements over its inputs", self.max_elements,
-                            "elements per request", ELEMENTS_FLAG)
-            total_bytes += self._converted_bytes(key, proto, shape, count)
+            elements = self._check_shape(key, shape, elements)
+            total_bytes += self._converted_bytes(key, proto, shape, math.prod(shape))
             if total_bytes > self.max_request_bytes:
                 raise _over(f"the request's inputs come to {total_bytes} bytes once converted",
                             self.max_request_bytes, "bytes per request", REQUEST_BYTES_FLAG)
+
+    def check_shapes(self, shapes):
+        """Checks the shapes ({input key: [dims]}) of inputs not converted yet (REST's JSON values) against the
+        examples and elements limits, before the conversion costs anything.
+
+        Raises:
+            ServingError: RESOURCE_EXHAUSTED over a limit.
+        """
+        elements = 0
+        for key, shape in sorted(shapes.items()):
+            elements = self._check_shape(key, shape, elements)
+
+    def _check_shape(self, key, shape, elements):
+        """Checks one input's shape; returns the elements of the request so far, this input's included."""
+        for size in shape:
+            if size > self.max_elements:
+                raise _over(f"input '{key}' declares a dimension of {size} (shape {shape})",
+                            self.max_elements, "elements per request", ELEMENTS_FLAG)
+        if shape and shape[0] > self.max_examples:
+            raise _over(f"input '{key}' declares {shape[0]} examples (shape {shape})", self.max_examples,
+                        "examples per request", EXAMPLES_FLAG)
+        elements += math.prod(shape)
+        if elements > self.max_elements:
+            raise _over(f"the request declares {elements} elements over its inputs", self.max_elements,
+                        "elements per request", ELEMENTS_FLAG)
+        return elements
 
     def check_example_count(self, count):
         """Checks the number of Classify examples, before they are serialized."""

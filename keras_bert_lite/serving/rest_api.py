@@ -45,19 +45,21 @@ class _Api:
 
 def _fill_predict(call, document, request):
     infos = json_predict.input_infos(call.predictions.servable(request.model_spec), request.model_spec.signature_name)
-    call.request_format = json_predict.fill_inputs(document, infos, request)
+    call.request_format = json_predict.fill_inputs(document, infos, request, call.predictions.limits)
+
+
+def _fill_examples(call, document, request):
+    json_examples.fill_input(document, request, call.predictions.limits)
 
 
 APIS = {
     "predict": _Api("Predict", predict_pb2.PredictRequest, _fill_predict,
                     lambda predictions, models: predictions.predict,
                     lambda call, response: json_predict.answer_json(response, call.request_format)),
-    "classify": _Api("Classify", classification_pb2.ClassificationRequest,
-                     lambda call, document, request: json_examples.fill_input(document, request),
+    "classify": _Api("Classify", classification_pb2.ClassificationRequest, _fill_examples,
                      lambda predictions, models: predictions.classify,
                      lambda call, response: json_examples.classify_json(response)),
-    "regress": _Api("Regress", regression_pb2.RegressionRequest,
-                    lambda call, document, request: json_examples.fill_input(document, request),
+    "regress": _Api("Regress", regression_pb2.RegressionRequest, _fill_examples,
                     lambda predictions, models: predictions.regress,
                     lambda call, response: json_examples.regress_json(response)),
     "metadata": _Api("GetModelMetadata", get_model_metadata_pb2.GetModelMetadataRequest, None,

@@ -54,6 +54,11 @@ class PredictionService:
         return await self._answer("MultiInference", received, context, _unimplemented("MultiInference"),
                                   on_worker=False)
 
+    @property
+    def limits(self):
+        """The `RequestLimits` requests are checked against."""
+        return self._limits
+
     def servable(self, model_spec):
         """The `Servable` a `ModelSpec` asks for (NOT_FOUND when none is served)."""
         return self._models.servable(model_spec)

@@ -1,4 +1,5 @@
-"""TF Serving's JSON tensor rules in process: values to TensorProtos by the signature's dtype, and back."""
+"""TF Serving's JSON tensor rules in process: values to TensorProtos by the signature's dtype (after the limits),
+and back."""
 
 import json
 
@@ -6,9 +7,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tensorflow.core.framework import types_pb2
+from tensorflow.core.protobuf import meta_graph_pb2
+from tensorflow_serving.apis import predict_pb2
 
 from keras_bert_lite.serving.errors import ServingError
+from keras_bert_lite.serving.json_predict import fill_inputs
 from keras_bert_lite.serving.json_tensors import to_json_value, to_tensor_proto
+from keras_bert_lite.serving.limits import RequestLimits
 from keras_bert_lite.serving.rest_api import json_bytes
 
 
@@ -54,3 +59,14 @@ def test_strings_are_text_and_bytes_outputs_base64():
     strings = np.array([[b"caf\xc3\xa9", b"\xff"]], object)
     assert to_json_value(strings, "tokens") == [["café", "\ufffd"]]
     assert to_json_value(strings, "image_bytes") == [[{"b64": "Y2Fmw6k="}, {"b64": "/w=="}]]
+
+
+@pytest.mark.parametrize("document", [
+    {"instances": ["a"] * 5 + [1]},                 # the 1 would fail its conversion: the limit comes first
+    {"inputs": {"text": ["a"] * 5 + [1]}},
+])
+def test_declared_shapes_meet_the_limits_before_any_value_is_converted(document):
+    infos = {"text": meta_graph_pb2.TensorInfo(dtype=types_pb2.DT_STRING)}
+    with pytest.raises(ServingError) as raised:
+        fill_inputs(document, infos, predict_pb2.PredictRequest(), RequestLimits(max_examples=4))
+    assert raised.value.code.name == "RESOURCE_EXHAUSTED" and "(--max_request_examples)" in raised.value.message
