@@ -124,6 +124,9 @@ def _export(job: ExportJob) -> str:
                              seq_length=spec.seq_length if spec else _default_seq_length(job, model))
             print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt"
                   f"{'; sentence-transformers: modules.json' if is_embedder(model) else ''})")
+            if spec and spec.doc_stride:
+                print(f"note: the run read long texts in windows (doc_stride {spec.doc_stride}); this export holds "
+                      "the model alone, and transformers' pipelines cut a text at its first tokens.")
             return path
         if job.target == TF_HUB:
             paths = export_tf_hub(model, vocab.with_lower_case(lower_case), job.model_base_path,
