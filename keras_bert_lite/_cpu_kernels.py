@@ -4,7 +4,7 @@ TensorFlow turns its oneDNN kernels on by itself only on x86 CPUs with AVX-512-c
 notes; there every TensorFlow program, KerasHub's included, gets them); on others (AVX2 CPUs, where unset
 behaves as `0`) it runs Eigen kernels, which are slower for BERT's fp32 matmuls and training steps. XLA is no
 substitute on CPUs (XLA:CPU's matmuls are not oneDNN's, and it compiles every new padded length anew), so graph
-mode with oneDNN stays the CPU default. The figures are in bench/README.md.
+mode with oneDNN stays the CPU default. Whether oneDNN is on in a process: `utils.tf_internals.onednn_enabled`.
 
 TensorFlow reads `TF_ENABLE_ONEDNN_OPTS` once, when it is imported, so this module only sets it when TensorFlow
 is not imported yet: the command-line tools, `python -m keras_bert_lite` and scripts that import
@@ -18,17 +18,6 @@ import sys
 
 if "tensorflow" not in sys.modules:
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "1")
-
-
-@functools.cache
-def onednn_enabled() -> bool:
-    """Whether this process runs TensorFlow's oneDNN kernels: TensorFlow's own answer (the variable and the CPU's
-    features, as read when it was imported); False if it cannot be asked."""
-    try:
-        from tensorflow.python.util import _pywrap_util_port
-    except ImportError:
-        return False
-    return bool(_pywrap_util_port.IsMklEnabled())
 
 
 def usable_cores() -> int:

@@ -8,8 +8,8 @@ import pytest
 
 PROBE = """
 import os
-from tensorflow.python.util import _pywrap_util_port
-print(os.environ.get("TF_ENABLE_ONEDNN_OPTS"), _pywrap_util_port.IsMklEnabled())
+from keras_bert_lite.utils.tf_internals import onednn_enabled
+print(os.environ.get("TF_ENABLE_ONEDNN_OPTS"), onednn_enabled())
 """
 
 

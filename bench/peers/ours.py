@@ -31,6 +31,7 @@ from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab  # noqa: E402
 from keras_bert_lite.runners.tasks.sentence import SentenceTask  # noqa: E402
 from keras_bert_lite.training.optimization import create_optimizer  # noqa: E402
+from keras_bert_lite.utils import tf_internals  # noqa: E402
 from keras_bert_lite.xla import use_xla  # noqa: E402
 
 JIT = {"graph": False, "xla": True}
@@ -216,7 +217,7 @@ def versions():
     return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
             "keras_bert_lite": kbl.__version__, "keras_bert_lite_path": kbl.__file__,
             "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
-            "onednn_enabled": kbl._cpu_kernels.onednn_enabled()}
+            "onednn_enabled": tf_internals.onednn_enabled()}
 
 
 if __name__ == "__main__":

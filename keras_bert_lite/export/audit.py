@@ -75,14 +75,9 @@ HINTS = {
 
 _CORE_OPS_SCRIPT = """
 import json, sys
-import tensorflow
-from tensorflow.core.framework import op_def_pb2
-from tensorflow.python.client import pywrap_tf_session
-from tensorflow.python.util import compat
+from keras_bert_lite.utils.tf_internals import registered_op_names
 assert "tensorflow_text" not in sys.modules, "tensorflow_text was imported"
-op_list = op_def_pb2.OpList.FromString(compat.as_bytes(pywrap_tf_session.TF_GetBuffer(
-    pywrap_tf_session.TF_GetAllOpList())))
-print(json.dumps(sorted(op.name for op in op_list.op)))
+print(json.dumps(registered_op_names()))
 """
 
 

@@ -8,8 +8,8 @@ from keras import ops
 
 from keras_bert_lite._cpu_kernels import matmul_post_ops_take_a_pass
 from keras_bert_lite.layers.dropout import Dropout
-from keras_bert_lite.layers.onednn import onednn_graph
 from keras_bert_lite.layers.positions import gather_positions
+from keras_bert_lite.utils.tf_internals import name_scope_sorted_last, onednn_graph
 
 # Added to the scores of padded keys. exp(-1e9 + s) is exactly 0 in float32, so padding never changes
 # the outputs at real positions; a row whose keys are all padding gets uniform (finite) weights.
@@ -125,11 +125,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                           # [b, N, q, s]
         scores = ops.cast(scores, "float32") * scale
         # oneDNN fuses this scaling and the penalty add into the score matmul (with AVX-512, as it stores the
-        # scores) only where Grappler's canonical order of the Add's inputs (sorted by node name) puts the scaled
-        # scores first. Every layer's penalty is the same computation, merged into one node, so that node's name
-        # must sort after every layer's: under a top-level "zz_" scope the fusion applies in every layer (in the
-        # layer's own scope, 3 of BERT-base's 12 layers got it). XLA fuses both into the softmax.
-        with tf.compat.v1.name_scope("zz_attention_key_penalty/"):                        # absolute scope
+        # scores) only where the scaled scores sort first among the Add's inputs. Every layer's penalty is the
+        # same computation, merged into one node, so that node is named to sort after every layer's scores
+        # (in a layer's own scope it would sort before those of the layers named after it). XLA fuses both
+        # into the softmax.
+        with name_scope_sorted_last("attention_key_penalty"):
             penalty = key_penalty(input_mask, "float32")[:, None, None, :]                # [b, 1, 1, s]
         return scores + penalty
 

@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_bert_lite.layers.onednn import onednn_graph
+from keras_bert_lite.utils.tf_internals import onednn_graph
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -30,8 +30,8 @@ class LayerNorm(keras.layers.LayerNormalization):
     constants when shapes are static (the rewrite matches `Fill` nodes only).
 
     Where no fused kernel exists (oneDNN off; XLA, which fuses Keras' form itself) this form is slower than
-    Keras', so there, and on GPUs, and for other configurations (several axes, no center/scale, RMS scaling),
-    Keras' own implementation runs. bench/README.md has the measurements.
+    Keras', so there, on GPUs, on TensorFlow versions `utils.tf_internals` does not know, and for other
+    configurations (several axes, no center/scale, RMS scaling), Keras' own implementation runs.
 
     Call args:
         inputs: `[..., H]`; computed in float32 (as Keras does), returned in the layer's compute dtype.

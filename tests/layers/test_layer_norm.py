@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite._cpu_kernels import onednn_enabled
+from keras_bert_lite.utils.tf_internals import onednn_enabled
 from keras_bert_lite.layers import LayerNorm, TransformerEncoderBlock
 from tests.layers.grappler import optimized_graph
 
