@@ -25,11 +25,16 @@ def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def visible_device_types() -> frozenset:
+    """The types of the devices TensorFlow sees: `{"CPU"}`, `{"CPU", "GPU"}`, ..."""
+    import tensorflow as tf
+    return frozenset(device.device_type for device in tf.config.list_logical_devices())
+
+
 def cpu_only() -> bool:
     """Whether TensorFlow sees no GPU: where the layers' CPU-kernel forms (LayerNorm, Dropout, the attention
     scores) are used."""
-    import tensorflow as tf
-    return not tf.config.list_logical_devices("GPU")
+    return "GPU" not in visible_device_types()
 
 
 @functools.cache

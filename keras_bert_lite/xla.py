@@ -4,25 +4,36 @@ The rule is Keras' own for `compile(jit_compile="auto")` on TensorFlow, applied 
 points (`inference_function`, the pretraining `Trainer`, `kbl-pretrain` and `kbl-glue`'s `--xla`), which
 would otherwise default to graph mode everywhere. On GPUs XLA fuses BERT's element-wise work into few kernels;
 on CPUs graph mode runs the matmuls on oneDNN (XLA:CPU's matmuls are not oneDNN's) and does not recompile for
-every new padded length. bench/README.md has the measurements behind the rule (`bench/compare_peers.py`).
+every new padded length.
 
-On a GPU, compiling a training step takes minutes at BERT-large (bench/gpu/README.md); `configure_gpu_compiles`
-makes those compiles parallel and keeps their autotuning for later runs.
+On a GPU, compiling a large model's training step can take minutes; `configure_gpu_compiles` makes those
+compiles parallel and keeps their autotuning for later runs.
 """
 
 import os
 import shlex
 
-from keras_bert_lite._cpu_kernels import cpu_only, usable_cores
+from keras_bert_lite._cpu_kernels import usable_cores, visible_device_types
 from keras_bert_lite.utils.files import cache_dir, writable_dir
 
 AUTOTUNE_CACHE = "xla_gpu_autotune"     # the cache folder (utils.files.cache_dir) of XLA:GPU's autotuning results
 
 
+def xla_by_default(device_types) -> bool:
+    """Whether the library XLA-compiles, where the caller does not say, on a machine with these devices.
+
+    Args:
+        device_types: the types of the devices TensorFlow sees, e.g. `{"CPU"}` or `{"CPU", "GPU"}`.
+
+    Returns:
+        True with a GPU among them, False otherwise (TPUs compile everything with XLA whatever is asked).
+    """
+    return "GPU" in device_types
+
+
 def use_xla(requested: bool | None = None) -> bool:
-    """`requested` when given; otherwise True where TensorFlow sees a GPU (or runs on TPUs, which compile
-    everything with XLA anyway) and False on CPU-only machines."""
-    return (not cpu_only()) if requested is None else bool(requested)
+    """`requested` when given; otherwise `xla_by_default` for the devices TensorFlow sees."""
+    return xla_by_default(visible_device_types()) if requested is None else bool(requested)
 
 
 def gpu_compile_flags(xla_flags: str, autotune_dir: str | None, threads: int) -> str:
@@ -35,8 +46,7 @@ def gpu_compile_flags(xla_flags: str, autotune_dir: str | None, threads: int) ->
       matmul fusion. Kept in `autotune_dir`, the results serve a resumed run and the next command with the same
       shapes on the same kind of GPU (within one process XLA already remembers them).
 
-    They are meant to shorten compiles. Whether compiling the module in parts changes the kernels' speed is not
-    measured (bench/gpu/README.md). XLA:CPU ignores them.
+    They are meant to shorten compiles; XLA:CPU ignores them.
 
     Args:
         xla_flags: the current XLA_FLAGS value (may be empty); its entries are kept and win.
@@ -63,7 +73,7 @@ def configure_gpu_compiles() -> None:
     The training commands call it before their first compile: XLA reads XLA_FLAGS when a process first compiles,
     and ignores later changes. A user's own XLA_FLAGS entries win.
     """
-    if cpu_only():
+    if "GPU" not in visible_device_types():
         return
     os.environ["XLA_FLAGS"] = gpu_compile_flags(os.environ.get("XLA_FLAGS", ""),
                                                 writable_dir(cache_dir(AUTOTUNE_CACHE)), usable_cores())

@@ -16,27 +16,63 @@ from keras_bert_lite.text import Vocab
 from keras_bert_lite.utils.files import writable_dir
 
 
+GPU_MACHINE, CPU_MACHINE = frozenset({"CPU", "GPU"}), frozenset({"CPU"})
+
+
 @pytest.fixture
 def with_gpu(monkeypatch):
-    """As if TensorFlow saw a GPU (the decision reads `cpu_only` through `keras_bert_lite.xla`)."""
-    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    """As if TensorFlow saw a GPU, whatever this machine has (the decision reads the devices through
+    `keras_bert_lite.xla`)."""
+    monkeypatch.setattr(xla, "visible_device_types", lambda: GPU_MACHINE)
 
 
-def test_use_xla_is_off_on_cpus_on_with_a_gpu_and_explicit_choices_win(monkeypatch):
-    assert xla.use_xla() is False                     # the test machines have no GPU
+@pytest.fixture
+def cpus_only(monkeypatch):
+    """As if TensorFlow saw CPUs alone, whatever this machine has."""
+    monkeypatch.setattr(xla, "visible_device_types", lambda: CPU_MACHINE)
+
+
+@pytest.mark.parametrize("devices, expected", [
+    ({"CPU"}, False), ({"CPU", "GPU"}, True), ({"GPU"}, True), ({"CPU", "TPU"}, False), (set(), False)])
+def test_xla_by_default_on_gpus_only(devices, expected):
+    assert xla.xla_by_default(devices) is expected
+
+
+@pytest.mark.parametrize("devices", [CPU_MACHINE, GPU_MACHINE])
+def test_use_xla_follows_the_devices_and_explicit_choices_win(devices, monkeypatch):
+    monkeypatch.setattr(xla, "visible_device_types", lambda: devices)
+    assert xla.use_xla() is xla.xla_by_default(devices)
     assert xla.use_xla(True) is True and xla.use_xla(False) is False
-    monkeypatch.setattr(xla, "cpu_only", lambda: False)
-    assert xla.use_xla() is True and xla.use_xla(False) is False
 
 
-def test_inference_function_follows_the_default(tiny_config, with_gpu):
+def test_the_devices_are_the_ones_tensorflow_sees():
+    import tensorflow as tf
+
+    assert xla.visible_device_types() == {device.device_type for device in tf.config.list_logical_devices()}
+
+
+@pytest.fixture
+def jit_choices(monkeypatch):
+    """The `jit_compile` of every tf.function `inference_function` makes (tf.function itself still runs)."""
+    import tensorflow as tf
+
+    choices, function = [], tf.function
+
+    def spy(*args, jit_compile=None, **kwargs):
+        choices.append(jit_compile)
+        return function(*args, jit_compile=jit_compile, **kwargs)
+    monkeypatch.setattr(inference.tf, "function", spy)
+    return choices
+
+
+@pytest.mark.parametrize("devices", ["with_gpu", "cpus_only"])
+def test_inference_function_follows_the_default(tiny_config, devices, jit_choices, request):
+    request.getfixturevalue(devices)
     encoder = kbl.build_encoder(tiny_config)
-    assert inference.inference_function(encoder)._jit_compile is True
-    assert inference.inference_function(encoder, jit_compile=False)._jit_compile is False
-
-
-def test_inference_function_default_is_graph_mode_on_cpus(tiny_config):
-    assert inference.inference_function(kbl.build_encoder(tiny_config))._jit_compile is False
+    inference.inference_function(encoder)
+    inference.inference_function(encoder, jit_compile=False)
+    inference.inference_function(encoder, jit_compile=True)
+    assert jit_choices == [devices == "with_gpu", False, True]
 
 
 def test_trainer_follows_the_default(tiny_config, tmp_path, with_gpu):
@@ -60,9 +96,10 @@ def test_xla_flags_default_to_none_and_take_both_forms(flags, expected):
 def test_fine_tuning_pads_to_few_lengths_where_it_compiles(uncased_vocab_path, monkeypatch):
     vocab = Vocab.from_file(uncased_vocab_path)
     # Which packer each choice gets; the lengths each pads to are test_packing's.
+    monkeypatch.setattr(xla, "visible_device_types", lambda: CPU_MACHINE)
     assert finetune.dynamic_packer(128, vocab, None).length_buckets is False    # CPU: graph mode
     assert finetune.dynamic_packer(128, vocab, True).length_buckets is True
-    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    monkeypatch.setattr(xla, "visible_device_types", lambda: GPU_MACHINE)
     assert finetune.dynamic_packer(128, vocab, None).length_buckets is True
     assert finetune.dynamic_packer(128, vocab, False).length_buckets is False
 
@@ -102,9 +139,10 @@ def test_an_unwritable_cache_folder_is_left_out(tmp_path):
 def test_configure_gpu_compiles_only_where_a_gpu_is_seen(monkeypatch, tmp_path):
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path))
+    monkeypatch.setattr(xla, "visible_device_types", lambda: CPU_MACHINE)
     xla.configure_gpu_compiles()
-    assert "XLA_FLAGS" not in os.environ                  # the test machines have no GPU
-    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    assert "XLA_FLAGS" not in os.environ
+    monkeypatch.setattr(xla, "visible_device_types", lambda: GPU_MACHINE)
     xla.configure_gpu_compiles()
     assert f"--xla_gpu_per_fusion_autotune_cache_dir={tmp_path / xla.AUTOTUNE_CACHE}" in os.environ["XLA_FLAGS"]
 

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from keras_bert_lite._cpu_kernels import cpu_only, usable_cores
+from keras_bert_lite._cpu_kernels import usable_cores, visible_device_types
 from keras_bert_lite.xla import use_xla
 
 
@@ -15,8 +15,8 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
     the model runs on each: the slices' ops are independent, so TensorFlow's executor runs them at the same time
     (inter-op threads) and both cores stay busy. The outputs are concatenated back along the batch axis;
     sequences never interact, so they are exactly the outputs of one call on the whole batch. The default is two
-    slices, the count chosen by measurement on 2-core machines (bench/README.md): each slice adds per-op
-    overhead, so more slices than it takes to keep the cores busy cost more than they gain.
+    slices (`default_parts`): each slice adds per-op overhead, so more slices than it takes to keep the cores
+    busy cost more than they gain.
 
     Args:
         model: a Keras model whose inputs (a tensor, or a dict/list of them) all have the batch as axis 0.
@@ -86,8 +86,21 @@ def by_length_slices(model, inputs: dict, parts: int | None = None):
     return tf.gather(tf.concat(outputs, axis=0), tf.argsort(order))
 
 
+def default_parts(cores: int, device_types) -> int:
+    """The batch slices `inference_function` makes by default: 2 on CPUs alone with at least 2 cores, else 1.
+
+    Args:
+        cores: the CPU cores this process may use.
+        device_types: the types of the devices TensorFlow sees, e.g. `{"CPU"}` or `{"CPU", "GPU"}`.
+
+    Returns:
+        The number of slices.
+    """
+    return 2 if cores >= 2 and "GPU" not in device_types else 1
+
+
 def _default_parts() -> int:
-    return 2 if usable_cores() >= 2 and cpu_only() else 1
+    return default_parts(usable_cores(), visible_device_types())
 
 
 def dataset_predictor(model, jit_compile: bool | None = None):

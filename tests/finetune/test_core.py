@@ -124,7 +124,7 @@ def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
     train, dev = _files(tmp_path)
     gpu = "--xla" in flags      # as on a GPU for the compile settings only (see test_pretrain's test_training_flags)
     if gpu:
-        monkeypatch.setattr(xla, "cpu_only", lambda: False)
+        monkeypatch.setattr(xla, "visible_device_types", lambda: frozenset({"CPU", "GPU"}))
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "cache"))
     summary = run(parse_args(common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--dev_file", dev,

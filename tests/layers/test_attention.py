@@ -10,8 +10,8 @@ import tensorflow as tf
 import keras_bert_lite.layers.attention as attention_module
 from keras_bert_lite import BertConfig, build_encoder
 from keras_bert_lite._cpu_kernels import cpu_only
-from keras_bert_lite.utils.tf_internals import onednn_enabled
 from keras_bert_lite.layers import MultiHeadSelfAttention
+from keras_bert_lite.utils.tf_internals import onednn_enabled
 from tests.layers.grappler import optimized_graph
 
 rng = np.random.default_rng(1)

@@ -55,9 +55,16 @@ def test_tensor_output_models(no_dropout_config):
                                classifier(x, training=False).numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_default_parts_follow_the_cores(monkeypatch):
+@pytest.mark.parametrize("cores, devices, parts", [
+    (2, {"CPU"}, 2), (16, {"CPU"}, 2), (1, {"CPU"}, 1), (2, {"CPU", "GPU"}, 1), (16, {"CPU", "GPU"}, 1)])
+def test_default_parts_follow_the_cores_and_devices(cores, devices, parts):
+    assert inference.default_parts(cores, devices) == parts
+
+
+def test_default_parts_read_this_process(monkeypatch):
+    monkeypatch.setattr(inference, "visible_device_types", lambda: frozenset({"CPU"}))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert inference._default_parts() == 2          # this suite runs without GPUs
+    assert inference._default_parts() == 2
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert inference._default_parts() == 1
     with pytest.raises(ValueError, match="parts must be >= 1"):

@@ -166,7 +166,7 @@ def test_training_flags(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json, f
 
     # As on a GPU for the compile settings only (the layers still see this CPU): the command sets them, keeping
     # the user's own flags. XLA already read XLA_FLAGS in this process, so the run itself is unchanged.
-    monkeypatch.setattr(xla, "cpu_only", lambda: False)
+    monkeypatch.setattr(xla, "visible_device_types", lambda: frozenset({"CPU", "GPU"}))
     monkeypatch.setenv("XLA_FLAGS", "--xla_dump_hlo_as_text=false")
     monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "cache"))
     history = run(__import__("keras_bert_lite.runners.pretrain", fromlist=["parse_args"]).parse_args(
