@@ -42,8 +42,8 @@ def force_fallback(monkeypatch):
 
 
 @pytest.mark.parametrize("version, tested", [
-    ("2.16.1", True), ("2.21.0", True), ("2.21.0rc1", True),
-    ("2.15.0", False), ("2.22.0", False), ("3.0.0", False), ("2", False), ("", False), ("unknown", False),
+    ("2.21.0", True), ("2.21.3", True), ("2.21.0rc1", True),
+    ("2.20.0", False), ("2.22.0", False), ("3.0.0", False), ("2", False), ("", False), ("unknown", False),
 ])
 def test_version_tested(version, tested):
     assert tf_internals.version_tested(version) is tested
