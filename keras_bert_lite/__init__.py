@@ -1,8 +1,14 @@
 """keras_bert_lite: BERT (Devlin et al., 2018) for TensorFlow and Keras 3.
 
     import keras_bert_lite as kbl
-    encoder = kbl.load_encoder("path/to/hf_or_tf1_checkpoint_dir")
+    encoder = kbl.load("google-bert/bert-base-uncased")    # or a HF / TF1 / run directory, a .keras file
     model = kbl.build_classifier(encoder, num_classes=2)
+    kbl.export_saved_model(model, kbl.TaskSpec("classification", lower_case=True, seq_length=128,
+                                               labels=("neg", "pos")), vocab, "exports/sentiment")
+
+`__all__` is the public API: `load` (every model file, one order: see there), the builders, the text pipeline
+(`Vocab`, `BertTokenizer`, `BertPacker`), `TaskSpec` and the exports, `embed` and `fill_mask`, `minilm_dir`
+(real weights offline: `pretrained`).
 
 Subpackages: `text` (vocab, tokenizer, packer), `data` (pretraining and task data), `models`, `training`
 (optimizers, schedules, the training loop, strategies, callbacks, metrics), `export` (SavedModels for TF
@@ -19,21 +25,31 @@ import sys
 from keras_bert_lite import _cpu_kernels  # noqa: F401  (must run before TensorFlow is imported: see there)
 from keras_bert_lite._version import __version__
 
-_EXPORTS = {
+# The public API: what the README and the guides use, `__all__`.
+_PUBLIC = {
+    "load": "keras_bert_lite.checkpoints", "minilm_dir": "keras_bert_lite.pretrained",
     "BertConfig": "keras_bert_lite.config",
-    "load_encoder": "keras_bert_lite.checkpoints", "load_pretrainer": "keras_bert_lite.checkpoints",
-    "load_embedder": "keras_bert_lite.checkpoints", "load_masked_lm": "keras_bert_lite.checkpoints",
-    "fill_mask": "keras_bert_lite.mask_filling", "MaskFill": "keras_bert_lite.mask_filling",
-    "embed": "keras_bert_lite.text_embedding", "load_text_embedder": "keras_bert_lite.text_embedding",
-    "TextEmbedder": "keras_bert_lite.models.text_embedder",
-    "export_hf": "keras_bert_lite.export.hf", "load_model": "keras_bert_lite.saving",
+    **{name: "keras_bert_lite.text" for name in ("BertPacker", "BertTokenizer", "Vocab")},
     **{name: "keras_bert_lite.models" for name in (
-        "BertPretrainer", "build_classifier", "build_embedder", "build_encoder", "build_multiple_choice",
-        "build_pretrainer", "MultipleNegativesRankingLoss",
-        "build_span_labeler", "build_token_classifier", "encoder_config", "inference_function")},
+        "build_classifier", "build_embedder", "build_encoder", "build_multiple_choice", "build_pretrainer",
+        "build_span_labeler", "build_token_classifier", "inference_function")},
+    "TaskSpec": "keras_bert_lite.artifacts", "export_saved_model": "keras_bert_lite.export.exporter",
+    "export_hf": "keras_bert_lite.export.hf",
+    "embed": "keras_bert_lite.text_embedding", "load_text_embedder": "keras_bert_lite.text_embedding",
+    "fill_mask": "keras_bert_lite.mask_filling",
 }
+# Also here, for code that uses them: the former loaders (each `load` with a part) and classes the above return.
+_KEPT = {
+    **{name: "keras_bert_lite.checkpoints" for name in (
+        "load_encoder", "load_pretrainer", "load_embedder", "load_masked_lm")},
+    "load_model": "keras_bert_lite.saving", "MaskFill": "keras_bert_lite.mask_filling",
+    "TextEmbedder": "keras_bert_lite.models.text_embedder",
+    **{name: "keras_bert_lite.models" for name in ("BertPretrainer", "MultipleNegativesRankingLoss",
+                                                   "encoder_config")},
+}
+_EXPORTS = {**_PUBLIC, **_KEPT}
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__", *_PUBLIC]
 
 
 def __getattr__(name):

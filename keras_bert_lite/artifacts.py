@@ -18,16 +18,16 @@ A fine-tuning run (`kbl-glue/ner/squad/swag --model_dir D`) leaves:
     D/metrics.json, D/*predictions*, D/logs/
 
 Every tool takes either such a directory or a file of it where it takes a model, and finds the vocabulary
-beside it: `init_vocab`, `model_file`, `existing_model_file`, `load_trained`. Nothing else in the package spells
-these file names.
+beside it: `init_vocab`, `model_file`, `existing_model_file`. Which `.keras` file of a run a loader reads is
+`model_files`' one order (`kbl.load` reads it). Nothing else in the package spells these file names.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import os
-import zipfile
 
 import keras
 
@@ -49,6 +49,7 @@ INPUTS_FILE = "inputs.json"
 RUN_LOCK_FILE = "run.lock"
 METRICS_FILE = "metrics.json"
 CHECKPOINTS_DIR = "checkpoints"
+MODEL_FILES = {"encoder": ENCODER_FILE, "pretrainer": PRETRAINER_FILE, "task": TASK_MODEL_FILE}   # part -> its file
 
 DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad.py
 DEFAULT_TOP_K = 5                  # tokens per mask, as Hugging Face's fill-mask pipeline
@@ -184,8 +185,23 @@ def model_file(path: str, prefer: tuple[str, ...]) -> str | None:
     return None
 
 
-def existing_model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, ENCODER_FILE, PRETRAINER_FILE)
-                        ) -> str:
+def model_files(part: str) -> tuple[str, ...]:
+    """The `.keras` files of a run directory a loader looks for to get `part`, in order: the part's own file
+    (`MODEL_FILES`), then the others in the order encoder.keras, pretrainer.keras, model.keras (a pretraining
+    run's files before a fine-tuned model's).
+
+    Args:
+        part: "encoder", "pretrainer" or "task".
+
+    Raises:
+        ValueError: an unknown part.
+    """
+    if part not in MODEL_FILES:
+        raise ValueError(f"part {part!r}: one of {', '.join(MODEL_FILES)}.")
+    return (MODEL_FILES[part], *(name for name in MODEL_FILES.values() if name != MODEL_FILES[part]))
+
+
+def existing_model_file(path: str, prefer: tuple[str, ...] = model_files("task")) -> str:
     """`model_file`, for callers that read only our own files: the file must exist.
 
     Raises:
@@ -196,22 +212,6 @@ def existing_model_file(path: str, prefer: tuple[str, ...] = (TASK_MODEL_FILE, E
     if found is None or not os.path.isfile(found):
         raise FileNotFoundError(f"{path}: no .keras file, and no run directory with {' or '.join(prefer)} in it.")
     return found
-
-
-def load_keras_file(path: str, **kwargs) -> keras.Model:
-    """`keras.saving.load_model(path, **kwargs)`, refusing a file that is no `.keras` archive first (Keras'
-    own error for one, truncated or of another kind, says "File not found").
-
-    Raises:
-        FileNotFoundError: no such file.
-        InputFileError: `path` is not a zip archive.
-    """
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such file.")
-    if not zipfile.is_zipfile(path):
-        raise InputFileError(f"{path}: not a .keras archive (truncated, or a file of another kind); use the file "
-                             "as Keras saved it.")
-    return keras.saving.load_model(path, **kwargs)
 
 
 def init_vocab(vocab: str, init: str, init_flag: str = "--init") -> str:
@@ -265,15 +265,9 @@ def vocab_for(model_or_path, vocab: Vocab | str | None, table_rows: int) -> Voca
     return vocab
 
 
-def load_trained(path: str):
-    """A run's directory or `.keras` file → (model, TaskSpec or None, vocabulary path or None).
-
-    The model is the task model (`model.keras`) of a fine-tuning run, or the encoder of a pretraining run.
-    """
-    found = existing_model_file(path, prefer=(TASK_MODEL_FILE, ENCODER_FILE))
-    directory = run_dir_of(found)
-    spec_path = os.path.join(directory, TASK_SPEC_FILE)
-    spec = TaskSpec.load(spec_path) if os.path.exists(spec_path) else None
-    vocab = next((os.path.join(directory, n) for n in VOCAB_FILES if os.path.exists(os.path.join(directory, n))),
-                 None)
-    return load_keras_file(found), spec, vocab
+def __getattr__(name):
+    """`load_trained` and `load_keras_file`, now in `checkpoints` (they load through `kbl.load`, which reads this
+    module's layout), imported on first use; kept here for code that calls them as `artifacts.<name>`."""
+    if name in ("load_trained", "load_keras_file"):
+        return getattr(importlib.import_module("keras_bert_lite.checkpoints"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

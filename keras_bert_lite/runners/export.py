@@ -32,7 +32,7 @@ import os
 import sys
 
 from keras_bert_lite import artifacts
-from keras_bert_lite.checkpoints import embedding_settings, load_embedder, load_masked_lm
+from keras_bert_lite.checkpoints import embedding_settings, load_embedder, load_masked_lm, load_trained
 from keras_bert_lite.export.exporter import MAX_VERSION, TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
 from keras_bert_lite.export.serving_module import signature_keys
@@ -151,7 +151,7 @@ def _load(job: ExportJob):
     if job.task_type == "fill_mask":        # a pretraining run's pretrainer.keras, or any checkpoint with the head
         return load_masked_lm(job.model), None, artifacts.vocab_beside(job.model)
     if job.task_type != "embedding":
-        return artifacts.load_trained(job.model)
+        return load_trained(job.model)
     found = artifacts.model_file(job.model, (artifacts.TASK_MODEL_FILE, artifacts.ENCODER_FILE))
     spec_path = os.path.join(artifacts.run_dir_of(found), artifacts.TASK_SPEC_FILE) if found else ""
     spec = artifacts.TaskSpec.load(spec_path) if os.path.isfile(spec_path) else None

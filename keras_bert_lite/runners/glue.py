@@ -35,6 +35,7 @@ import os
 import sys
 
 from keras_bert_lite import artifacts
+from keras_bert_lite.checkpoints import load_trained
 from keras_bert_lite.data import glue
 from keras_bert_lite.data.labels import DEFAULT_SEPARATOR, LabelSets, class_label
 from keras_bert_lite.data.records import QUOTING
@@ -263,7 +264,7 @@ def _label_flag(labels: str) -> list[str]:
 def predict_ax(job: GlueJob) -> dict:
     """Writes AX.tsv into --model_dir with the fine-tuned MNLI model in --init (a run directory or model.keras)."""
     try:
-        model, spec, _ = artifacts.load_trained(job.init)
+        model, spec, _ = load_trained(job.init)
     except FileNotFoundError:
         spec = None
     ax = glue.TASKS["ax"]

@@ -29,7 +29,7 @@ import os
 import sys
 
 from keras_bert_lite import artifacts
-from keras_bert_lite.checkpoints import embedding_settings
+from keras_bert_lite.checkpoints import embedding_settings, load
 from keras_bert_lite.data.pairs import read_pairs
 from keras_bert_lite.data.records import QUOTING
 from keras_bert_lite.layers.pooling import POOLING_MODES
@@ -110,7 +110,7 @@ def init_settings(init: str) -> EmbeddingSettings | None:
     saved = artifacts.model_file(init, (artifacts.TASK_MODEL_FILE,))
     if not (saved and os.path.isfile(saved)):
         return embedding_settings(init)
-    model = artifacts.load_keras_file(saved)
+    model = load(saved, "task")
     pooling = model.get_layer(POOLING) if is_embedder(model) else None
     return EmbeddingSettings(pooling.modes, pooling.normalize) if pooling else None
 
