@@ -4,7 +4,8 @@ Writes `<model_base_path>/<version>/` atomically: the SavedModel is built in a h
 the versions (`.tmp-<version>-...`), audited against the target runtime, and only then renamed to its integer
 version, so TF Serving (which polls the base path every second with no completeness check,
 tensorflow/serving#1086) never sees a half-written or unservable version. An existing version is never
-overwritten; `--keep N` then removes all but the N newest versions.
+overwritten; `--keep N` then removes all but the N newest versions. Each version ships warm-up requests
+(`warmup_requests`), which TF Serving and `kbl-serve` replay before serving it.
 
 Targets: "tf-serving" (default; the tokenizer uses tf_text's FastWordpiece op, which stock TF Serving links;
 loading in Python needs `import tensorflow_text`) or "portable" (core TensorFlow ops only: loads in any
@@ -22,7 +23,8 @@ import tensorflow as tf
 
 from keras_bert_lite.artifacts import TASK_SPEC_FILE, VOCAB_FILES, TaskSpec
 from keras_bert_lite.export.audit import TARGETS, audit_saved_model
-from keras_bert_lite.export.serving_module import ServingModule
+from keras_bert_lite.export.serving_module import ServingModule, signature_keys
+from keras_bert_lite.export.warmup_requests import write_warmup_requests
 from keras_bert_lite.serving.manager import MAX_VERSION
 
 TARGET_VARIANTS = {"tf-serving": "default", "portable": "portable"}
@@ -94,6 +96,7 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
         tf.saved_model.save(module, tmp, signatures=module.signatures())
         vocab.save(os.path.join(tmp, "assets.extra", VOCAB_FILES[0]))
         spec.save(os.path.join(tmp, "assets.extra", TASK_SPEC_FILE))
+        write_warmup_requests(tmp, spec, signature_keys(spec.task_type))
 
     tmp = stage_saved_model(save, model_base_path, version, target)
     try:
