@@ -15,7 +15,7 @@ class Dropout(keras.layers.Dropout):
     Keras draws one float32 uniform per element (`tf.nn.experimental.stateless_dropout`), and in a CPU
     training step the masks' random numbers are a visible share of the op time. Here one uint32 of the same
     stateless Philox stream covers two elements, 16 bits each, which halves the random-number work per mask.
-    The masks mostly overlap other ops, so whole steps gain less than the masks do (bench/README.md).
+    The masks mostly overlap other ops, so whole steps gain less than the masks do.
 
         bits  = stateless_uniform([..., n / 2], uint32) viewed as uint16 [..., n]
         keep  = bits >= t,  t = round(rate * 65536)          # P(keep) = 1 - t / 65536
@@ -27,7 +27,7 @@ class Dropout(keras.layers.Dropout):
     the same (the masks themselves differ from Keras').
 
     Keras' implementation runs instead where this form does not apply or does not pay: an odd or unknown last
-    dimension, `noise_shape`, a rate that rounds to 0 or 65536 levels, a GPU present (not benchmarked there),
+    dimension, `noise_shape`, a rate that rounds to 0 or 65536 levels, a GPU present (the form is meant for CPUs),
     or another Keras backend.
 
     Call args:

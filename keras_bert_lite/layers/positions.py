@@ -8,6 +8,6 @@ def gather_positions(sequence, positions):
 
     A row gather (`batch_dims=1`), whose gradient scatters b*P rows of H. `keras.ops.take_along_axis` computes
     the same values but gathers and, in the gradient, scatters b*P*H single elements, several times slower on
-    CPU (bench/README.md).
+    CPU.
     """
     return tf.gather(sequence, tf.cast(positions, tf.int32), batch_dims=1)

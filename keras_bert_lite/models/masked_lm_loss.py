@@ -10,8 +10,8 @@ def masked_lm_cross_entropy(labels, logits):
     (float32 rounding apart), and the same hits as `SparseCategoricalAccuracy` except on exact ties for the
     highest logit, which count as a hit here. It is written for the masked-LM head's `[b, P, V]` logits, where
     V ~ 30k makes every pass over the logits count: TensorFlow's `SparseSoftmaxCrossEntropyWithLogits` kernel
-    and the metric's `ArgMax` each pass over them again, a large share of a small model's CPU pretraining step
-    (bench/README.md). Here:
+    and the metric's `ArgMax` each pass over them again, a large share of a small model's CPU pretraining step.
+    Here:
 
         probs = softmax(logits)                      # one fused (oneDNN) kernel
         ce    = max(logits) - log(max(probs)) - logits[label]

@@ -191,7 +191,7 @@ def _glue_parts(job: GlueJob) -> dict:
 def _ax_available(job: GlueJob) -> bool:
     if job.data_dir:
         return os.path.exists(os.path.join(job.data_dir, "diagnostic.tsv"))
-    # Imported here, as data/glue.py's loaders do: tensorflow_datasets takes ~0.5 s to import, which a run on
+    # Imported here, as data/glue.py's loaders do: tensorflow_datasets is slow to import, which a run on
     # its own files (--train_file) would pay at every start for nothing.
     import tensorflow_datasets as tfds
 

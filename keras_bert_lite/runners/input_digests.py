@@ -8,7 +8,7 @@ the config, the weights to start from) gets a digest per file, saved in `inputs.
 A setting's files: the file it names; the files directly inside the directory it names; or the files its
 comma-separated globs match. A value that names no local file (a Hugging Face model name, a dataset) has none.
 Each file is keyed by its path relative to the setting's files' common folder, so the same files spelt or placed
-otherwise compare equal. A file up to `FULL_DIGEST_BYTES` is hashed whole (SHA-256 runs at about 1.5 GB/s); a
+otherwise compare equal. A file up to `FULL_DIGEST_BYTES` is hashed whole; a
 larger one (a pretraining corpus shard) by its size and `SAMPLES` evenly spaced windows, so that every start does
 not read the whole corpus: an edit that keeps such a file's size and misses every window goes unseen.
 """

@@ -82,24 +82,33 @@ def _table(keys, ids) -> tf.lookup.StaticHashTable:
         tf.constant(list(keys), tf.string), tf.constant(list(ids), tf.int32)), default_value=-1)
 
 
-class PortableWordpiece(tf.Module):
-    """Greedy longest-match-first WordPiece in core TensorFlow ops.
-
-    All words are first looked up whole (most words are one piece). The rest advance together in a
-    `tf.while_loop`: each step looks up every candidate piece at the current position at once (lengths
-    1..`vocab.max_piece_chars`) and keeps the longest one in the vocabulary. Every word is at its first piece
-    in the first step and past it in all later ones, so those look candidates up in a table of the `##` pieces
-    keyed without the prefix (no string joins in the loop).
+class _Wordpiece(tf.Module):
+    """What both op sets keep: the [UNK] id and the longest word, in characters, that is split into pieces.
 
     Args:
         vocab: the `Vocab`.
         max_chars_per_word: longer words become [UNK].
+        name: the module's name.
     """
 
     def __init__(self, vocab: Vocab, max_chars_per_word: int, name: str | None = None):
         super().__init__(name=name)
         self._unk_id = vocab.unk_id
         self._max_chars = max_chars_per_word
+
+
+class PortableWordpiece(_Wordpiece):
+    """Greedy longest-match-first WordPiece in core TensorFlow ops (arguments as `_Wordpiece`'s).
+
+    All words are first looked up whole (most words are one piece). The rest advance together in a
+    `tf.while_loop`: each step looks up every candidate piece at the current position at once (lengths
+    1..`vocab.max_piece_chars`) and keeps the longest one in the vocabulary. Every word is at its first piece
+    in the first step and past it in all later ones, so those look candidates up in a table of the `##` pieces
+    keyed without the prefix (no string joins in the loop).
+    """
+
+    def __init__(self, vocab: Vocab, max_chars_per_word: int, name: str | None = None):
+        super().__init__(vocab, max_chars_per_word, name=name)
         self._max_piece = vocab.max_piece_chars
         self._table = _table(vocab.tokens, range(len(vocab)))
         continuations = np.flatnonzero(vocab.is_continuation).tolist()
@@ -188,22 +197,17 @@ class PortableWordpiece(tf.Module):
         return word, ids, begins, ends, bad
 
 
-class FastWordpiece(tf.Module):
-    """WordPiece with tf_text's `FastWordpieceTokenizer` on already split words (no pre-tokenization).
+class FastWordpiece(_Wordpiece):
+    """WordPiece with tf_text's `FastWordpieceTokenizer` on already split words (no pre-tokenization); arguments
+    as `_Wordpiece`'s.
 
     Its byte limit per word is set so that it never applies; our character limit does, as in the reference.
-
-    Args:
-        vocab: the `Vocab`.
-        max_chars_per_word: longer words become [UNK].
     """
 
     def __init__(self, vocab: Vocab, max_chars_per_word: int, name: str | None = None):
-        super().__init__(name=name)
+        super().__init__(vocab, max_chars_per_word, name=name)
         import tensorflow_text as tf_text  # only this variant needs it (and TF Serving links its ops)
 
-        self._unk_id = vocab.unk_id
-        self._max_chars = max_chars_per_word
         self._fast = tf_text.FastWordpieceTokenizer(
             vocab=list(vocab.tokens), suffix_indicator=CONTINUATION_PREFIX, max_bytes_per_word=4 * max_chars_per_word,
             token_out_type=tf.int32, unknown_token=vocab.tokens[vocab.unk_id], no_pretokenization=True,

