@@ -216,9 +216,9 @@ class ModelManager:
             self._load_failed(version, path, _load_error(error, path))
             return False
         self._retries.succeeded(version)
+        self._replace({**self._served, version: servable})  # served first: AVAILABLE and the log line promise it
         self._set_state(version, State.AVAILABLE)
         log.info("Successfully loaded servable version {name: %s version: %d} from %s", self.name, version, path)
-        self._replace({**self._served, version: servable})
         return True
 
     def _load_failed(self, version, path, failure):
