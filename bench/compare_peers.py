@@ -4,8 +4,8 @@
                                             [--presets tiny,mini,small,base] [--shapes 128,384,512,128:bf16]
                                             [--runs N] [--rounds R] [--quick] [--device cpu|gpu] [--out PATH]
 
-Issue 37's acceptance run (every shape and every seq-128 float32 bar in one run; ~2.5 h on 2 cores, ~2 h of it
-forward and pretrain, which alone are `--benchmarks forward,pretrain`):
+The acceptance run (every shape and every seq-128 float32 bar in one run; forward and pretrain, most of its time,
+are `--benchmarks forward,pretrain` alone):
 
     .venv/bin/python bench/compare_peers.py --rounds 3 --shapes 128,384,512,128:bf16 \
         --out bench/results/compare_peers_shapes.json
@@ -16,10 +16,10 @@ local wheel, transformers, safetensors) and `bench/.venvs/kerashub` (keras-hub p
 
 One process per (implementation, benchmark, shape, preset), one at a time, each timing its modes after a
 warm-up; medians, then ratios ours (default) / peer, printed as markdown tables, one per (benchmark, shape), with
-the acceptance bars marked ✓/✗, and written with the raw timings and every cell's per-round values
-(`cells[].round_values`, `acceptance[].round_ratios`) to bench/results/compare_peers.json (--quick:
-compare_peers_quick.json). A failing or timed-out implementation is recorded as an error and never stops the
-others.
+the acceptance bars marked ✓/✗, and written with every cell's per-round values (`cells[].round_values`,
+`acceptance[].round_ratios`) to bench/results/compare_peers.json (--quick: compare_peers_quick.json); every
+process's record with its raw timings goes to compare_peers.raw.json.gz beside it (`common.load_results` reads
+both). A failing or timed-out implementation is recorded as an error and never stops the others.
 
 Shapes (--shapes, forward and pretrain; bench/peers/suite.py): SEQ[:fp32|bf16] items, default 128 (float32).
 Batch 32 up to seq 128, 8 beyond (seq 512: as many tokens as 32 x 128); masked predictions per sequence 15% of
@@ -268,6 +268,11 @@ def write_shared_data(workdir: Path) -> str:
 
 
 # ------------------------------------------------------------------------------------------ results
+
+# What the results file leaves to its raw file (common.write_results): every process's record, per-call timings
+# included. The summary keeps each cell's per-round values and the bars.
+RAW_KEYS = ("cases",)
+
 
 def shape_of(record: dict) -> Shape | None:
     """The shape a record (or spec) ran at; None for the benchmarks without one (finetune, tokenize, serving).
@@ -630,8 +635,8 @@ def main(argv=None):
               f"{shape.title + ' ' if shape else ''}({', '.join(spec['modes'])}) ...", file=sys.stderr, flush=True)
         records.append(run_case(spec, workdir, shared["timeout_s"], venv_errors[spec["impl"]]))
         print(f"    {records[-1]['wall_s']:.0f} s", file=sys.stderr, flush=True)
-        common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": False,
-                                       "cases": records})   # an interrupted run keeps what it measured
+        common.write_results(out, {"started": started, "argv": sys.argv[1:], "complete": False, "cases": records},
+                             raw_keys=RAW_KEYS)   # an interrupted run keeps what it measured
 
     machine = common.machine_info()
     results = index(records)
@@ -645,11 +650,9 @@ def main(argv=None):
     machine["gpu"] = next((r["gpu"] for r in records if r.get("gpu")), None)
     text, acceptance = report(records, machine)
     print(text)
-    common.write_json_atomic(out, {"started": started, "argv": sys.argv[1:], "complete": True,
-                                   "settings": shared,
-                                   "machine": machine, "acceptance": acceptance, "cells": cell_list(results),
-                                   "cases": records,
-                                   "report_markdown": text})
+    common.write_results(out, {"started": started, "argv": sys.argv[1:], "complete": True, "settings": shared,
+                               "machine": machine, "acceptance": acceptance, "cells": cell_list(results),
+                               "cases": records, "report_markdown": text}, raw_keys=RAW_KEYS)
     print(f"\nwrote {out}", file=sys.stderr)
     if any("error" in cell for r in records for cell in r["modes"].values()):
         print(f"runner logs kept in {workdir}", file=sys.stderr)

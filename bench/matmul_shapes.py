@@ -118,7 +118,7 @@ def main(argv=None):
             dims = f"{batch}×" if batch else ""
             print(f"| {p} | {name} | {dims}{m}×{k}×{n} | {row['tf_gflops']:.0f} | {row['torch_gflops']:.0f} | "
                   f"{row['tf_over_torch']:.2f}× |")
-    common.write_json_atomic(args.out, {"batch": BATCH, "seq": SEQ, "rounds": rounds, "rows": rows})
+    common.write_results(args.out, {"batch": BATCH, "seq": SEQ, "rounds": rounds, "rows": rows})
     print(f"\nwrote {args.out}")
 
 

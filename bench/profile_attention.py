@@ -393,7 +393,7 @@ def main(argv=None):
     print(f"### Op time of the encoder forward: {args.preset}, seq {args.seq}, batch {args.batch}, {args.precision}, "
           "CPU\n")
     print(table)
-    common.write_json_atomic(args.out, {
+    common.write_results(args.out, {
         "date": datetime.datetime.now().isoformat(timespec="seconds"), "preset": args.preset, "seq": args.seq,
         "batch": args.batch, "precision": args.precision, "calls": args.calls, "warmup": args.warmup,
         "cpu": common.cpuinfo("model name"), "cores": os.cpu_count(), "categories": LABELS,

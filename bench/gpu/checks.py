@@ -106,7 +106,7 @@ class Run:
 
     def save(self) -> None:
         self.results["elapsed_s"] = round(time.monotonic() - self.start, 1)
-        common.write_json_atomic(self.args.out, self.results)
+        common.write_results(self.args.out, self.results, raw_keys=("times_s",))   # per-call timings: the raw file
 
     def env(self, side: str, **extra) -> dict:
         """The environment of a TensorFlow ("tf") or torch ("torch") process."""

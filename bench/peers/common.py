@@ -8,6 +8,7 @@ rewritten atomically after each mode so that a timeout keeps the modes already m
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import platform
@@ -291,18 +292,74 @@ def paired_latency(calls: dict, texts: list[str], spec: dict) -> dict:
 
 def write_json_atomic(path: str, obj) -> None:
     """Writes `obj` as JSON to `path` via a temporary file in the same directory and a rename."""
+    _write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode())
+
+
+def _write_atomic(path: str, data: bytes) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2)
-            f.write("\n")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def raw_path(path: str) -> str:
+    """Where `write_results` keeps the whole record of the summary at `path`: `x.json` -> `x.raw.json.gz`."""
+    return (path[:-len(".json")] if path.endswith(".json") else path) + ".raw.json.gz"
+
+
+def without(obj, keys):
+    """`obj` (nested dicts and lists) without the entries named `keys`, at any depth."""
+    if isinstance(obj, dict):
+        return {k: without(v, keys) for k, v in obj.items() if k not in keys}
+    if isinstance(obj, list):
+        return [without(x, keys) for x in obj]
+    return obj
+
+
+def _nesting(obj) -> int:
+    """0 for a plain value, 1 for a list or dict of plain values, 2 when those hold such lists or dicts, ..."""
+    values = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, list) else None
+    return 0 if values is None else 1 + max(map(_nesting, values), default=0)
+
+
+def readable_json(obj, depth: int = 0, width: int = 120) -> str:
+    """JSON indented by 2 per level, with a list or dict on one line where it nests at most one level or fits in
+    `width` characters: one line per table row, its per-round values beside their median."""
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    line = json.dumps(obj, ensure_ascii=False)
+    if _nesting(obj) <= 2 or len(pad) + len(line) <= width:
+        return line
+    if isinstance(obj, dict):
+        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {readable_json(v, depth + 1, width)}"
+                 for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    return "[\n" + ",\n".join(inner + readable_json(x, depth + 1, width) for x in obj) + f"\n{pad}]"
+
+
+def write_results(path: str, obj: dict, raw_keys=()) -> None:
+    """Writes a benchmark's results: `path` holds `obj` without `raw_keys` (the per-call timings, the
+    per-process records) as readable JSON, and `raw_path(path)` the whole of `obj`, gzipped, where `raw_keys`
+    left anything out. Both atomically."""
+    summary = without(obj, set(raw_keys))
+    if summary != obj:
+        _write_atomic(raw_path(path), gzip.compress(json.dumps(obj).encode(), mtime=0))
+    _write_atomic(path, (readable_json(summary) + "\n").encode())
+
+
+def load_results(path: str) -> dict:
+    """The whole record `write_results` wrote for `path` (its raw file where there is one)."""
+    if os.path.exists(raw_path(path)):
+        with gzip.open(raw_path(path), "rt", encoding="utf-8") as f:
+            return json.load(f)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def load_json(path: str):
