@@ -1,6 +1,6 @@
 """Models by name: what a model argument means when it is not a local checkpoint directory or file.
 
-Every loader (`load_encoder`, `load_pretrainer`) and every tool's `--init` takes, besides a local path:
+The loader (`kbl.load`, and every function built on it) and every tool's `--init` take, besides a local path:
 
   * a Hugging Face Hub model name: `bert-base-uncased`, `google-bert/bert-base-uncased`, pinned to a branch,
     tag or commit as `google-bert/bert-base-uncased@<revision>` (or the loaders' `revision=` argument).

@@ -38,7 +38,8 @@ def test_an_untied_mlm_decoder_is_refused_or_tied_with_a_warning(tmp_path, caplo
         tensors["cls.predictions.decoder.weight"] = np.random.default_rng(0).normal(size=shape).astype(np.float32)
     path = edited_copy(tmp_path, untie)
     with pytest.raises(CheckpointMismatchError, match=r"its MLM decoder \(cls.predictions.decoder.weight\) is not "
-                                                      r"tied to the word embeddings.*part=\"pretrainer\", new_heads=True"):
+                                                      r"tied to the word embeddings.*"
+                                                      r"part=\"pretrainer\", new_heads=True"):
         load_pretrainer(path)
     with caplog.at_level(logging.WARNING):
         tied = load_pretrainer(path, new_heads=True)

@@ -106,7 +106,6 @@ def tf1_indexes(directory: str) -> list[str]:
     return glob.glob(os.path.join(directory, "*.ckpt*.index")) or glob.glob(os.path.join(directory, "*.index"))
 
 
-
 def safetensors_files(directory: str) -> list[str]:
     """The safetensors files of a HF directory, chosen as transformers chooses them: `model.safetensors`, else the
     shards `model.safetensors.index.json` names, else every `*.safetensors` file (`read_safetensors` refuses a

@@ -26,7 +26,8 @@ HF_TASK_HEADS = ("classifier", "qa_outputs")
 # The fine-tuning heads of google-research/bert's run_classifier.py and run_squad.py: skipped as well.
 TF1_TASK_HEADS = ("output_weights", "output_bias", "cls/squad/output_weights", "cls/squad/output_bias")
 POOLER = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
-# Parts a checkpoint may lack entirely, which `load(..., part="pretrainer", new_heads=True)` starts from scratch (TF1 name prefixes).
+# Parts a checkpoint may lack entirely, which `load(..., part="pretrainer", new_heads=True)` starts from scratch
+# (TF1 name prefixes).
 FRESH_PARTS = {"bert/pooler/": "pooler", "cls/predictions/": "masked-LM head",
                "cls/seq_relationship/": "next-sentence head"}
 # Hugging Face's MLM decoder and what keras_bert_lite's MLM head ties it to (HF files hold both, or only the latter).
@@ -36,7 +37,6 @@ TIED_DECODER = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.we
 
 class CheckpointMismatchError(ValueError):
     """The checkpoint and the model do not match one to one; the message lists every difference."""
-
 
 
 def weight_sources(config: BertConfig, heads: bool) -> dict[str, list[str]]:

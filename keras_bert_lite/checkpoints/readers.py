@@ -100,7 +100,6 @@ def tf1_view_of_hf(hf: dict[str, np.ndarray], tf1_names: list[str]) -> tuple[dic
     return found, used
 
 
-
 def read_config(config_path: str | None, config: BertConfig | None, weights: str) -> BertConfig:
     """The model's config: `config` if given, else the file `config_path`, else the other config file name
     (`config.json`, `bert_config.json`) in its directory, read in the dialect of the `weights` ("tf1", "hf")
@@ -130,6 +129,10 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     place in a BERT pretrainer raises CheckpointMismatchError.
 
     Args:
+        path: as for `load`, which reads the same files; our `.keras` files and run directories are refused
+            (`load` reads them whole).
+        config: overrides the config file beside the weights.
+        revision: the branch, tag or commit of a Hub model name.
         untied_decoder: what to do with a Hugging Face MLM decoder that is not tied to the word embeddings
             (`tie_word_embeddings: false`), which keras_bert_lite's MLM head cannot hold (it is tied): "ignore" (the
             encoder alone is wanted), "refuse" (CheckpointMismatchError) or "tie" (a warning: the head uses the

@@ -68,11 +68,11 @@ def load_embedder(path: str, settings: EmbeddingSettings | None = None, revision
     """Builds a text embedder (`build_embedder`) with pretrained weights.
 
     Args:
-        path: as for `load`; in a run directory, the file `load(path, "task")` reads. A `.keras` embedder (a run that trained one) is returned as saved. A
-            sentence-transformers checkpoint (all-MiniLM-L6-v2) pools and normalises as its `modules.json` and
-            `1_Pooling/config.json` say (`embedding_settings`), so its vectors are the ones
-            `SentenceTransformer(path).encode(texts)` gives for texts within its `max_seq_length`; any other
-            encoder pools by the masked mean.
+        path: as for `load`; in a run directory, the file `load(path, "task")` reads. A `.keras` embedder (a
+            run that trained one) is returned as saved. A sentence-transformers checkpoint (all-MiniLM-L6-v2)
+            pools and normalises as its `modules.json` and `1_Pooling/config.json` say (`embedding_settings`), so
+            its vectors are the ones `SentenceTransformer(path).encode(texts)` gives for texts within its
+            `max_seq_length`; any other encoder pools by the masked mean.
         settings: overrides the checkpoint's pooling and normalisation.
         revision: the branch, tag or commit of a Hub model name.
     """
