@@ -9,11 +9,12 @@ from tests.serving.toy_models import ToyModel, export_version
 
 @pytest.fixture
 def start_server():
-    """Factory: start_server(base_path, *flags) -> a ready ServerProcess, stopped after the test, pass or fail."""
+    """Factory: start_server(base_path, *flags, **options) -> a ready ServerProcess (options: ServerProcess's),
+    stopped after the test, pass or fail."""
     servers = []
 
-    def start(base_path, *flags):
-        server = ServerProcess(base_path, *flags)
+    def start(base_path, *flags, **options):
+        server = ServerProcess(base_path, *flags, **options)
         servers.append(server)
         return server.wait_ready()
 

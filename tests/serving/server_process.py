@@ -22,12 +22,15 @@ class ServerProcess:
         model_base_path: The versions directory.
         *flags: More command-line flags, e.g. "--max_batch_size", "8".
         model_name: The --model_name.
+        config_file: A --model_config_file to serve instead (then `model_base_path` is None).
     """
 
-    def __init__(self, model_base_path, *flags, model_name="toy"):
+    def __init__(self, model_base_path, *flags, model_name="toy", config_file=None):
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"}
-        command = [sys.executable, "-m", "keras_bert_lite.serving", "--model_name", model_name,
-                   "--model_base_path", str(model_base_path), "--port", "0", "--rest_api_port", "0", *flags]
+        models = (["--model_config_file", str(config_file)] if config_file is not None
+                  else ["--model_name", model_name, "--model_base_path", str(model_base_path)])
+        command = [sys.executable, "-m", "keras_bert_lite.serving", *models, "--port", "0", "--rest_api_port", "0",
+                   *flags]
         self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True)
         self.lines = []
