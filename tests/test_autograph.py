@@ -16,8 +16,8 @@ from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.data.features import packed_dataset
 from keras_bert_lite.data.masking import DynamicMasker
 from keras_bert_lite.data.pretraining import pretraining_dataset, text_file_documents
-from keras_bert_lite.export.hub_preprocessor import HubPreprocessor
 from keras_bert_lite.export.serving_module import ServingModule
+from keras_bert_lite.export.tf_hub_preprocessor import HubPreprocessor
 from keras_bert_lite.runners.pretrain import parse_args, run
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 

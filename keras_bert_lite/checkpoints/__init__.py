@@ -4,7 +4,7 @@ Hugging Face safetensors and original google-research/bert TF1 checkpoints are i
 (`names`), strictly: a checkpoint variable that nothing consumes, a weight that finds no variable, or a shape
 mismatch raises a `CheckpointMismatchError` listing all of them. Our own `.keras` files and run directories are
 read as saved. A model argument may also be a Hugging Face Hub name or an original `.zip` archive
-(`hub_names.resolve_model`).
+(`hf_hub.resolve_model`).
 
 Modules: `names` (the name table), `weights` (arrays into and out of a model by it), `locate` (which files),
 `readers` (reading them), `loader` (`load`, and the former entry points as its wrappers), `task_loaders`

@@ -17,7 +17,7 @@ from keras_bert_lite.checkpoints.locate import locate
 from keras_bert_lite.checkpoints.readers import hf_architecture, read_checkpoint, read_keras
 from keras_bert_lite.checkpoints.weights import absent_parts, assign_weights, fill_fresh, is_encoder
 from keras_bert_lite.config import BertConfig
-from keras_bert_lite.hub_names import resolve_model
+from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrainer
 
 logger = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ def load(path: str, part: str = "encoder", *, config: BertConfig | None = None, 
     `path` is read as the first of these that it is:
 
     1. A Hugging Face Hub model name (`bert-base-uncased`, `google-bert/bert-base-uncased@<revision>`) or an
-       original `.zip` archive: first made a local directory (`hub_names.resolve_model`; HF_HUB_OFFLINE and
+       original `.zip` archive: first made a local directory (`hf_hub.resolve_model`; HF_HUB_OFFLINE and
        HF_HUB_CACHE are honoured). A local path that exists always wins over a name.
     2. A `.keras` file: the model it holds.
     3. One of our run directories (`artifacts`): the `.keras` file of the part asked for (encoder.keras,

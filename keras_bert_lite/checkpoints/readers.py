@@ -22,7 +22,7 @@ from keras_bert_lite.checkpoints.locate import locate, safetensors_files, tf1_in
 from keras_bert_lite.checkpoints.names import (HF_TASK_HEADS, IGNORED_HF, IGNORED_TF1, TF1_TASK_HEADS, TIED_DECODER,
                                                CheckpointMismatchError, hf_candidates, weight_sources)
 from keras_bert_lite.config import BertConfig
-from keras_bert_lite.hub_names import resolve_model
+from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.training import optimization, schedules  # noqa: F401  (the optimizers and schedule, too)
 from keras_bert_lite.utils.errors import InputFileError
 
@@ -122,7 +122,7 @@ def read_config(config_path: str | None, config: BertConfig | None, weights: str
 
 def read_checkpoint(path: str, config: BertConfig | None = None, revision: str | None = None,
                     untied_decoder: str = "ignore") -> tuple[BertConfig, dict[str, np.ndarray]]:
-    """Reads a HF directory or TF1 checkpoint (or a Hub name or `.zip` archive of one: `hub_names`) into
+    """Reads a HF directory or TF1 checkpoint (or a Hub name or `.zip` archive of one: `hf_hub`) into
     (config, {TF1 variable name: array in TF1 layout}).
 
     Hugging Face fine-tuning heads (`HF_TASK_HEADS`) are skipped; any other checkpoint variable that has no

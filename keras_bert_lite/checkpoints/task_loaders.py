@@ -14,7 +14,7 @@ from keras_bert_lite.checkpoints.names import CheckpointMismatchError
 from keras_bert_lite.checkpoints.readers import hf_architecture, read_checkpoint, read_keras
 from keras_bert_lite.checkpoints.weights import absent_parts
 from keras_bert_lite.config import BertConfig
-from keras_bert_lite.hub_names import resolve_model
+from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.models import BertPretrainer, build_embedder
 from keras_bert_lite.models.embedder import is_embedder
 from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, read_embedding_settings

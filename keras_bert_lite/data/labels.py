@@ -36,7 +36,7 @@ DEFAULT_SEPARATOR = "|"   # between the labels of a multi-label text field
 
 def drop_unlabeled(records: list, path: str, column: str, *, skip_bad_rows: bool = False,
                    problem=None) -> tuple[list, int]:
-    """The records (`records.Record`) whose `column` holds a usable label, and how many were skipped.
+    """The records (`table_files.Record`) whose `column` holds a usable label, and how many were skipped.
 
     Rows without the column at all are kept: `select_columns` reports those. `problem`: `value -> what makes it
     unusable ("" if nothing)`, default `label_problem` (a single label).

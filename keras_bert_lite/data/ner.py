@@ -15,9 +15,9 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from keras_bert_lite.data.encoding import read_text, undecodable
 from keras_bert_lite.data.errors import SKIP_HINT, DataError, report_bad_rows
 from keras_bert_lite.data.features import tokenize_fn
+from keras_bert_lite.data.text_files import read_text, undecodable
 
 IGNORE = -100
 

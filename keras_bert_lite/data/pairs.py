@@ -13,7 +13,7 @@ import dataclasses
 import tensorflow as tf
 
 from keras_bert_lite.data.errors import SKIP_HINT, DataError, report_bad_rows
-from keras_bert_lite.data.records import Record, read_records, require_text, select_columns
+from keras_bert_lite.data.table_files import Record, read_records, require_text, select_columns
 
 COLUMN_FLAGS = "Pass the right column names (--anchor, --positive, --id_column)."
 
@@ -38,7 +38,7 @@ def read_pairs(path: str, *, anchor: str = "anchor", positive: str = "positive",
     """Reads the pairs of a TSV/CSV file with a header line, or of a JSONL file.
 
     Args:
-        path: the file (`records.read_records`: its extension picks the format; compressed or not).
+        path: the file (`table_files.read_records`: its extension picks the format; compressed or not).
         anchor, positive: the columns of the two texts.
         id_column: the column of pair ids; "" numbers the file's rows 0, 1, ... (`Record.row`).
         quoting: "auto", "csv" or "none" (`records`).

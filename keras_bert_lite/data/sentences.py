@@ -22,7 +22,7 @@ import numpy as np
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.labels import (LabelSets, class_label, drop_unlabeled, is_number, label_problem,
                                          regression_label)
-from keras_bert_lite.data.records import read_records, require_text, select_columns
+from keras_bert_lite.data.table_files import read_records, require_text, select_columns
 
 
 @dataclasses.dataclass

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from keras_bert_lite.data.encoding import read_text, undecodable
 from keras_bert_lite.data.errors import DataError, report_bad_rows
+from keras_bert_lite.data.text_files import read_text, undecodable
 
 _LAYOUT = ('expected {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers": '
            '[{"text", "answer_start"}]}]}]}]}')

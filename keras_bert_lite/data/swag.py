@@ -14,7 +14,7 @@ import tensorflow as tf
 from keras_bert_lite.data.features import tokenize_texts
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.labels import class_label, drop_unlabeled
-from keras_bert_lite.data.records import read_records, require_text, select_columns
+from keras_bert_lite.data.table_files import read_records, require_text, select_columns
 
 NUM_CHOICES = 4
 

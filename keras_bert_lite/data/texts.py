@@ -13,9 +13,9 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from keras_bert_lite.data.encoding import COMPRESSED_SUFFIXES, read_text, undecodable
 from keras_bert_lite.data.errors import SKIP_HINT, DataError, logger, report_bad_rows
-from keras_bert_lite.data.records import read_records, require_text, select_columns
+from keras_bert_lite.data.table_files import read_records, require_text, select_columns
+from keras_bert_lite.data.text_files import COMPRESSED_SUFFIXES, read_text, undecodable
 
 COLUMN_FIX = "Pass the column that holds the texts (--text_column)."
 

@@ -1,8 +1,8 @@
 """Export an encoder as the pair of SavedModels TF Hub publishes for BERT: an encoder and its preprocessor.
 
     encoder_path, preprocess_path = export_tf_hub(encoder, vocab, "exports/bert")
-    # exports/bert/encoder/1    like tfhub.dev/tensorflow/bert_en_uncased_L-12_H-768_A-12/4  (hub_encoder.py)
-    # exports/bert/preprocess/1 like tfhub.dev/tensorflow/bert_en_uncased_preprocess/3       (hub_preprocessor.py)
+    # exports/bert/encoder/1    like tfhub.dev/tensorflow/bert_en_uncased_L-12_H-768_A-12/4  (tf_hub_encoder.py)
+    # exports/bert/preprocess/1 like tfhub.dev/tensorflow/bert_en_uncased_preprocess/3       (tf_hub_preprocessor.py)
 
 Code written for TF Hub's pair runs on these with only the two handles changed (`hub.load`, `hub.KerasLayer`
 under tf-keras, or `HubLayer` under Keras 3). Both get the same integer version, one above the newest of either,
@@ -25,8 +25,8 @@ import tensorflow as tf
 
 from keras_bert_lite.export.audit import PORTABLE, TF_SERVING
 from keras_bert_lite.export.exporter import check_version, prune_versions, stage_saved_model, versions
-from keras_bert_lite.export.hub_encoder import HubEncoder
-from keras_bert_lite.export.hub_preprocessor import HubPreprocessor
+from keras_bert_lite.export.tf_hub_encoder import HubEncoder
+from keras_bert_lite.export.tf_hub_preprocessor import HubPreprocessor
 from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.text import Vocab
 

@@ -38,9 +38,9 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import load_trained
 from keras_bert_lite.data import glue
 from keras_bert_lite.data.labels import DEFAULT_SEPARATOR, LabelSets, class_label
-from keras_bert_lite.data.records import QUOTING
 from keras_bert_lite.data.sentences import (encode_label_sets, encode_labels, float_labels, read_sentence_file,
                                             sorted_labels)
+from keras_bert_lite.data.table_files import QUOTING
 from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.models.inference import dataset_predictor
 from keras_bert_lite.runners import common

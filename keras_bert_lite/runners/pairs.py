@@ -31,7 +31,7 @@ import sys
 from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import embedding_settings, load
 from keras_bert_lite.data.pairs import read_pairs
-from keras_bert_lite.data.records import QUOTING
+from keras_bert_lite.data.table_files import QUOTING
 from keras_bert_lite.layers.pooling import POOLING_MODES
 from keras_bert_lite.models.embedder import POOLING, is_embedder
 from keras_bert_lite.runners import common

@@ -8,9 +8,9 @@ import pytest
 
 from keras_bert_lite.data.csv_rows import csv_rows, tsv_text
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.data.records import read_records, select_columns
 from keras_bert_lite.data.sentences import read_sentence_file
 from keras_bert_lite.data.swag import read_swag_csv
+from keras_bert_lite.data.table_files import read_records, select_columns
 
 # The issue's file: the label quote on line 2 swallowed lines 3-5 into one label 'neg\nfine film,pos\n...'.
 UNCLOSED = 'text,label\ngreat film,"neg\nfine film,pos\nawful,neg\nok film,pos\n'

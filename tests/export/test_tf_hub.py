@@ -16,8 +16,8 @@ import tensorflow_text as tf_text
 
 import keras_bert_lite as kbl
 from keras_bert_lite.export.audit import audit_saved_model
-from keras_bert_lite.export.hub_layer import HubLayer
 from keras_bert_lite.export.tf_hub import export_tf_hub
+from keras_bert_lite.export.tf_hub_layer import HubLayer
 from keras_bert_lite.runners import export as export_runner
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from keras_bert_lite.data.records import DataError
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.runners.glue import GlueJob, parse_args, run
 from tests.finetune.conftest import common_flags, read_tsv
 

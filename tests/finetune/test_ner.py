@@ -9,7 +9,7 @@ import pytest
 import tensorflow_datasets as tfds
 
 from keras_bert_lite.data import ner
-from keras_bert_lite.data.records import DataError
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.runners.ner import parse_args, run
 from keras_bert_lite.runners.tasks.tagging import NerTask
 from keras_bert_lite.text import BertPacker

@@ -7,7 +7,7 @@ import pytest
 import tensorflow_datasets as tfds
 
 from keras_bert_lite.data import squad
-from keras_bert_lite.data.records import DataError
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.runners.squad import parse_args, run
 from tests.finetune.conftest import common_flags, text_pipeline
 

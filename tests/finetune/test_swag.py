@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_bert_lite.data import swag
-from keras_bert_lite.data.records import DataError
+from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.text import BertPacker
 from keras_bert_lite.runners.swag import parse_args, run
 from tests.finetune.conftest import common_flags, text_pipeline, read_tsv

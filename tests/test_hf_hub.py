@@ -1,4 +1,4 @@
-"""Models by name (`hub_names`): Hugging Face Hub names through huggingface_hub's cache, offline, with revision
+"""Models by name (`hf_hub`): Hugging Face Hub names through huggingface_hub's cache, offline, with revision
 pinning; original `.zip` archives; the vocabulary and casing beside them for the tools' `--init`.
 
 Never the network: every test runs with HF_HUB_OFFLINE=1, HF_HUB_CACHE in tmp_path and sockets that refuse to
@@ -21,7 +21,7 @@ from safetensors.numpy import load_file, save_file
 
 from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import load_encoder, load_pretrainer
-from keras_bert_lite.hub_names import ModelNotFoundError, resolve_model
+from keras_bert_lite.hf_hub import ModelNotFoundError, resolve_model
 from keras_bert_lite.text import Vocab
 from keras_bert_lite.utils.errors import InputFileError
 from tests.conftest import GOLDEN_DIR
@@ -271,7 +271,7 @@ def test_a_mistyped_local_path_says_so_first(offline_cache, tmp_path, monkeypatc
 
 RESOLVE = """
 import sys, time
-from keras_bert_lite.hub_names import ModelNotFoundError, resolve_model
+from keras_bert_lite.hf_hub import ModelNotFoundError, resolve_model
 start = time.monotonic()
 try:
     print(resolve_model(sys.argv[1]))

@@ -1,7 +1,7 @@
 """Rows of TSV, CSV and JSONL files, with errors that name the file and line and say how to fix them.
 
 Files are UTF-8 (a byte-order mark is dropped; a row with bytes that are not UTF-8 is malformed; gzip, bzip2 and xz
-files are decompressed: encoding.py); a CSV quote that never closes is a malformed row at the line where it
+files are decompressed: text_files.py); a CSV quote that never closes is a malformed row at the line where it
 opened (csv_rows.py).
 
 Quoting (`quoting=`, the `--quoting` flag of `kbl-glue`):
@@ -33,8 +33,8 @@ import os
 import sys
 
 from keras_bert_lite.data.csv_rows import csv_rows, last_line
-from keras_bert_lite.data.encoding import COMPRESSED_SUFFIXES, read_text, undecodable
 from keras_bert_lite.data.errors import SKIP_HINT, DataError, logger, report_bad_rows
+from keras_bert_lite.data.text_files import COMPRESSED_SUFFIXES, read_text, undecodable
 
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
 QUOTING = ("auto", "csv", "none")     # how double quotes in a TSV/CSV file are read (module docstring)

@@ -24,7 +24,7 @@ from keras_bert_lite.utils.errors import read_input, refuse_utf16, utf8_copy_nam
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
 _DECOMPRESS = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc"}     # the command that writes the text
-COMPRESSED_SUFFIXES = tuple(_DECOMPRESS)      # `train.tsv.gz` is a .tsv file (records.file_format)
+COMPRESSED_SUFFIXES = tuple(_DECOMPRESS)      # `train.tsv.gz` is a .tsv file (table_files.file_format)
 _COMPRESSED = {     # name: (its first bytes, decompress); bzip2's include a block's or the end's magic number
     "gzip": (re.compile(rb"\x1f\x8b"), gzip.decompress),
     "bzip2": (re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"), bz2.decompress),

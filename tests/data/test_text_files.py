@@ -12,8 +12,8 @@ import pytest
 
 from keras_bert_lite.data import ner
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.data.records import read_records
 from keras_bert_lite.data.squad_json import read_squad_json
+from keras_bert_lite.data.table_files import read_records
 from keras_bert_lite.utils.errors import InputFileError
 
 BOM = b"\xef\xbb\xbf"
