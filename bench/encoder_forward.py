@@ -42,7 +42,7 @@ def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
 
 
 def bench_encoder(preset: str, batch: int, seq: int, jit_compile: bool, runs: int, policy: str = "float32") -> float:
-    config = BertConfig.from_preset(preset)
+    config = BertConfig.of_size(preset)
     keras.mixed_precision.set_global_policy(policy)   # what the task scripts' --mixed_precision does
     encoder = build_encoder(config)
     rng = np.random.default_rng(0)
@@ -76,7 +76,7 @@ def main(argv=None):
     peak = matmul_peak()
     rows = []
     for preset in args.presets.split(","):
-        config = BertConfig.from_preset(preset)
+        config = BertConfig.of_size(preset)
         flops = encoder_flops(config.num_layers, config.hidden_size, config.intermediate_size, args.seq)
         for policy in args.policies.split(","):
             row = {"preset": preset, "policy": policy, "gflop_per_seq": flops / 1e9}

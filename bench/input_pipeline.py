@@ -56,7 +56,7 @@ def pipeline_rate(dataset, batches: int) -> float:
 
 def train_rate(preset: str, vocab_size: int, batch, runs: int) -> float:
     keras.backend.clear_session()
-    model = build_pretrainer(BertConfig.from_preset(preset, vocab_size=vocab_size))
+    model = build_pretrainer(BertConfig.of_size(preset, vocab_size=vocab_size))
     model.compile(optimizer=create_optimizer(learning_rate=1e-4, total_steps=1000, warmup_steps=100))
     x, y = batch
     model.train_on_batch(x, y)

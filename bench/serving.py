@@ -68,7 +68,7 @@ def main(argv=None):
     work = tempfile.mkdtemp()
     results = {"rows": [], "tokenisation": []}
     for preset in args.presets.split(","):
-        model = kbl.build_classifier(kbl.BertConfig.from_preset(preset, vocab_size=len(vocab)), num_classes=2)
+        model = kbl.build_classifier(kbl.BertConfig.of_size(preset, vocab_size=len(vocab)), num_classes=2)
         task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
         base_path = os.path.join(work, preset)
         path = export_saved_model(model, task, vocab, base_path, target="tf-serving")

@@ -17,9 +17,10 @@ A fine-tuning run (`kbl-glue/ner/squad/swag --model_dir D`) leaves:
     D/vocab.txt, D/tokenizer_config.json, D/flags.json, D/model_config.json, D/inputs.json, D/checkpoints/
     D/metrics.json, D/*predictions*, D/logs/
 
-Every tool takes either such a directory or a file of it where it takes a model, and finds the vocabulary
-beside it: `init_vocab`, `model_file`, `existing_model_file`. Which `.keras` file of a run a loader reads is
-`model_files`' one order (`kbl.load` reads it). Nothing else in the package spells these file names.
+Every tool takes either such a directory or a file of it where it takes a model (`keras_file_of`,
+`require_keras_file`), and finds the vocabulary beside it (`vocab_given_or_beside`). Which `.keras` file of a run
+a loader reads is `model_files`' one order (`kbl.load` reads it). Nothing else in the package spells these file
+names.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from keras_bert_lite.data.long_texts import stride_problem
 from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.text.vocab import Vocab, table_mismatch
+from keras_bert_lite.utils.deprecation import renamed_attributes
 from keras_bert_lite.utils.errors import InputFileError
 from keras_bert_lite.utils.files import atomic_write_text
 
@@ -173,7 +175,7 @@ def run_dir_of(path: str) -> str:
     return path if os.path.isdir(path) else (os.path.dirname(path) or ".")
 
 
-def model_file(path: str, prefer: tuple[str, ...]) -> str | None:
+def keras_file_of(path: str, prefer: tuple[str, ...]) -> str | None:
     """The `.keras` file a model argument means: `path` itself if it is one, else the first of `prefer` in the
     run directory `path`; None when `path` is no run directory of ours (a Hugging Face or TF1 checkpoint)."""
     if path.endswith(".keras"):
@@ -201,20 +203,20 @@ def model_files(part: str) -> tuple[str, ...]:
     return (MODEL_FILES[part], *(name for name in MODEL_FILES.values() if name != MODEL_FILES[part]))
 
 
-def existing_model_file(path: str, prefer: tuple[str, ...] = model_files("task")) -> str:
-    """`model_file`, for callers that read only our own files: the file must exist.
+def require_keras_file(path: str, prefer: tuple[str, ...] = model_files("task")) -> str:
+    """`keras_file_of`, for callers that read only our own files: the file must exist.
 
     Raises:
         FileNotFoundError: `path` is no `.keras` file and no run directory with one of `prefer` in it; the message
             names what was looked for.
     """
-    found = model_file(path, prefer)
+    found = keras_file_of(path, prefer)
     if found is None or not os.path.isfile(found):
         raise FileNotFoundError(f"{path}: no .keras file, and no run directory with {' or '.join(prefer)} in it.")
     return found
 
 
-def init_vocab(vocab: str, init: str, init_flag: str = "--init") -> str:
+def vocab_given_or_beside(vocab: str, init: str, init_flag: str = "--init") -> str:
     """The vocabulary of a run: `--vocab` if given, else the one beside `--init` (any checkpoint format, also a
     Hugging Face model name or a `.zip` archive: `hf_hub.resolve_model`); `init_flag`: how the command calls
     `--init`, for the message.
@@ -265,9 +267,14 @@ def vocab_for(model_or_path, vocab: Vocab | str | None, table_rows: int) -> Voca
     return vocab
 
 
-def __getattr__(name):
+def _moved_loaders(name):
     """`load_trained` and `load_keras_file`, now in `checkpoints` (they load through `kbl.load`, which reads this
     module's layout), imported on first use; kept here for code that calls them as `artifacts.<name>`."""
     if name in ("load_trained", "load_keras_file"):
         return getattr(importlib.import_module("keras_bert_lite.checkpoints"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Former names, for one release.
+__getattr__ = renamed_attributes(__name__, {"init_vocab": "vocab_given_or_beside", "model_file": "keras_file_of",
+                                            "existing_model_file": "require_keras_file"}, otherwise=_moved_loaders)

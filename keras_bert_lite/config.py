@@ -20,6 +20,7 @@ import json
 import os
 from typing import Any
 
+from keras_bert_lite.utils.deprecation import warn_renamed
 from keras_bert_lite.utils.errors import InputFileError, read_utf8
 from keras_bert_lite.utils.files import atomic_write_text
 
@@ -131,13 +132,29 @@ class BertConfig:
 
     # ------------------------------------------------------------------ presets
     @classmethod
-    def from_preset(cls, name: str, **overrides) -> "BertConfig":
-        """One of tiny, mini, small, medium, base, large (Turc et al. 2019 / Devlin et al. 2018 sizes)."""
+    def of_size(cls, name: str, **overrides) -> "BertConfig":
+        """The sizes of a preset: the configuration alone, no weights (a model built from it starts random;
+        `kbl.load` reads trained weights).
+
+        Args:
+            name: one of `PRESETS`: tiny, mini, small, medium, base, large (Turc et al. 2019 / Devlin et al. 2018
+                sizes).
+            **overrides: other fields to set (`vocab_size`, `hidden_act`, ...).
+
+        Raises:
+            ValueError: an unknown name (the message lists the presets), or an invalid override.
+        """
         if name not in _PRESET_SHAPES:
             raise ValueError(f"Unknown preset {name!r}; choose one of {sorted(_PRESET_SHAPES)}.")
         layers, hidden, heads = _PRESET_SHAPES[name]
         return cls(num_layers=layers, hidden_size=hidden, num_heads=heads, intermediate_size=4 * hidden,
                    **overrides)
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides) -> "BertConfig":
+        """Deprecated (it returns sizes only, while KerasHub's `from_preset` loads weights): `of_size`."""
+        warn_renamed("BertConfig.from_preset", "BertConfig.of_size")
+        return cls.of_size(name, **overrides)
 
     # ------------------------------------------------------------------ our JSON
     def to_dict(self) -> dict[str, Any]:

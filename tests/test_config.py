@@ -10,14 +10,14 @@ from keras_bert_lite.utils.errors import InputFileError
     ("tiny", 2, 128, 2), ("mini", 4, 256, 4), ("small", 4, 512, 8), ("medium", 8, 512, 8),
     ("base", 12, 768, 12), ("large", 24, 1024, 16)])
 def test_presets(name, layers, hidden, heads):
-    c = BertConfig.from_preset(name)
+    c = BertConfig.of_size(name)
     assert (c.num_layers, c.hidden_size, c.num_heads, c.intermediate_size, c.vocab_size) == (
         layers, hidden, heads, 4 * hidden, 30522)
 
 
 def test_unknown_preset_lists_choices():
     with pytest.raises(ValueError, match="base"):
-        BertConfig.from_preset("huge")
+        BertConfig.of_size("huge")
 
 
 @pytest.mark.parametrize("changes,field", [
@@ -35,7 +35,7 @@ def test_invalid_values_name_the_field(changes, field):
 
 
 def test_json_round_trip(tmp_path):
-    c = BertConfig.from_preset("mini", hidden_act="relu", hidden_dropout=0.2)
+    c = BertConfig.of_size("mini", hidden_act="relu", hidden_dropout=0.2)
     c.to_json(tmp_path / "c.json")
     assert BertConfig.from_json(tmp_path / "c.json") == c
 
@@ -61,7 +61,7 @@ ORIGINAL_BASE = {  # google-research/bert uncased_L-12_H-768_A-12/bert_config.js
 def test_original_bert_config_gelu_is_the_tanh_form(tmp_path):
     (tmp_path / "bert_config.json").write_text(json.dumps(ORIGINAL_BASE))
     c = BertConfig.from_json(tmp_path / "bert_config.json")
-    assert c == BertConfig.from_preset("base", hidden_act="gelu_approx")
+    assert c == BertConfig.of_size("base", hidden_act="gelu_approx")
 
 
 def test_a_reference_config_without_model_type_takes_the_dialect_of_its_weights(tmp_path):
@@ -78,7 +78,7 @@ def test_the_dialect_is_the_files_content_not_its_name(tmp_path):
     """An original bert_config.json renamed config.json (a --config without weights beside it) keeps its tanh
     "gelu"; any key only Hugging Face writes makes a file HF's, with or without model_type."""
     (tmp_path / "config.json").write_text(json.dumps(ORIGINAL_BASE))
-    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.from_preset("base", hidden_act="gelu_approx")
+    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.of_size("base", hidden_act="gelu_approx")
     for key, value in [("model_type", "bert"), ("architectures", ["BertModel"]), ("transformers_version", "4.57.1"),
                        ("layer_norm_eps", 1e-12), ("pad_token_id", 0)]:
         (tmp_path / "bert_config.json").write_text(json.dumps(dict(ORIGINAL_BASE, **{key: value})))
@@ -106,13 +106,13 @@ def test_hf_config_other_names_of_the_two_gelus(tmp_path, name, ours):
 
 @pytest.mark.parametrize("dialect", ["original", "hf"])
 def test_reference_dict_round_trip(dialect):
-    c = BertConfig.from_preset("small", hidden_act="gelu_approx")
+    c = BertConfig.of_size("small", hidden_act="gelu_approx")
     assert BertConfig.from_reference_dict(c.to_reference_dict(dialect), dialect) == c
 
 
 def test_exact_gelu_cannot_be_written_as_original():
     with pytest.raises(ValueError, match="gelu_approx"):
-        BertConfig.from_preset("tiny").to_reference_dict("original")
+        BertConfig.of_size("tiny").to_reference_dict("original")
 
 
 @pytest.mark.parametrize("key, value", [("layer_norm_eps", "1e-12"), ("hidden_dropout_prob", None),
@@ -129,7 +129,7 @@ def test_hf_config_may_leave_out_keys_with_hf_defaults(tmp_path):
     num_attention_heads was read in our dialect and refused for its 'unknown fields'."""
     hf = {k: v for k, v in ORIGINAL_BASE.items() if k not in ("num_hidden_layers", "num_attention_heads")}
     (tmp_path / "config.json").write_text(json.dumps(dict(hf, model_type="bert")))
-    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.from_preset("base")
+    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.of_size("base")
 
 
 def test_a_causal_decoder_config_is_refused(tmp_path):
@@ -138,4 +138,4 @@ def test_a_causal_decoder_config_is_refused(tmp_path):
     with pytest.raises(InputFileError, match=r"config\.json: is_decoder is True.*set is_decoder to false"):
         BertConfig.from_json(tmp_path / "config.json")
     (tmp_path / "config.json").write_text(json.dumps(dict(ORIGINAL_BASE, model_type="bert", is_decoder=False)))
-    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.from_preset("base")
+    assert BertConfig.from_json(tmp_path / "config.json") == BertConfig.of_size("base")

@@ -170,7 +170,7 @@ def test_init_by_name_finds_the_vocab_and_its_casing(offline_cache, tmp_path):
     """`--init NAME` with no --vocab: the snapshot's vocab.txt, and the casing its tokenizer_config.json records
     (cased here, although the tokens are all lower-case and would say uncased)."""
     snapshot = write_snapshot(offline_cache, TINY, tiny_files(tmp_path, lower_case=False), commit_hash("one"))
-    path = artifacts.init_vocab("", TINY)
+    path = artifacts.vocab_given_or_beside("", TINY)
     assert path == str(snapshot / "vocab.txt")
     vocab = Vocab.from_file(path)
     assert vocab.lower_case is False and vocab.casing_source.endswith("tokenizer_config.json")
@@ -225,7 +225,7 @@ def test_original_zip_archive(tmp_path):
     out = pretrainer({k: golden[k] for k in ("input_word_ids", "input_mask", "input_type_ids",
                                              "masked_lm_positions")})
     assert np.abs(out["mlm_logits"].numpy() - golden["mlm_logits"]).max() <= 1e-5
-    vocab_path = artifacts.init_vocab("", str(archive))
+    vocab_path = artifacts.vocab_given_or_beside("", str(archive))
     assert vocab_path == os.path.join(extracted, "vocab.txt")
     vocab = Vocab.from_file(vocab_path)
     assert vocab.lower_case is True and "uncased_L-2_H-32_A-4" in vocab.casing_source
@@ -243,7 +243,7 @@ def test_a_zip_that_is_no_archive_or_holds_no_checkpoint_is_one_input_error(tmp_
     with zipfile.ZipFile(readme, "w") as z:
         for i in range(7):
             z.writestr(f"docs/page{i}.md", "hello")
-    for call in (lambda: resolve_model(str(readme)), lambda: artifacts.init_vocab("", str(readme))):
+    for call in (lambda: resolve_model(str(readme)), lambda: artifacts.vocab_given_or_beside("", str(readme))):
         with pytest.raises(InputFileError) as error:
             call()
         assert str(error.value) == (f"{readme}: the archive holds no BERT checkpoint (bert_config.json + "

@@ -48,7 +48,7 @@ def library_default(model=None) -> str:
 
 
 def config(preset: str, **overrides):
-    return kbl.BertConfig.from_preset(preset, **overrides)
+    return kbl.BertConfig.of_size(preset, **overrides)
 
 
 def tensors(batch: dict) -> dict:

@@ -11,7 +11,7 @@ import logging
 import keras
 import numpy as np
 
-from keras_bert_lite.artifacts import existing_model_file, model_files
+from keras_bert_lite.artifacts import require_keras_file, model_files
 from keras_bert_lite.checkpoints.names import HEAD_PREFIXES, POOLER, CheckpointMismatchError
 from keras_bert_lite.checkpoints.locate import locate
 from keras_bert_lite.checkpoints.readers import hf_architecture, read_checkpoint, read_keras
@@ -72,7 +72,7 @@ def load(path: str, part: str = "encoder", *, config: BertConfig | None = None, 
     """
     order = model_files(part)                   # refuses an unknown part
     if part == "task":
-        return read_keras(existing_model_file(str(path), order), **kwargs)
+        return read_keras(require_keras_file(str(path), order), **kwargs)
     path = resolve_model(path, revision)
     fmt, location, config_path = locate(path, part)
     if fmt == "keras":

@@ -13,7 +13,7 @@ import re
 
 import tensorflow as tf
 
-from keras_bert_lite.artifacts import model_file, model_files
+from keras_bert_lite.artifacts import keras_file_of, model_files
 from keras_bert_lite.utils.errors import InputFileError
 
 # Weight files of other frameworks, found where no readable checkpoint is: glob -> (what they are, what to do).
@@ -45,7 +45,7 @@ def locate(path: str, part: str) -> tuple[str, str, str | None]:
         InputFileError: no model at `path`, or one keras_bert_lite does not read; the message names the fix.
     """
     path = os.fspath(path)
-    ours = model_file(path, model_files(part))
+    ours = keras_file_of(path, model_files(part))
     if ours:
         return "keras", ours, None
     if os.path.isdir(path):

@@ -7,7 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite._cpu_kernels import matmul_post_ops_take_a_pass
-from keras_bert_lite.layers.dropout import Dropout
+from keras_bert_lite.layers.dropout import Uint16MaskDropout
 from keras_bert_lite.layers.positions import gather_positions
 from keras_bert_lite.utils.tf_internals import name_scope_sorted_last, onednn_graph
 
@@ -57,7 +57,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.dropout = dropout
         self.initializer_range = initializer_range
         self.head_size = hidden_size // num_heads
-        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = Uint16MaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)

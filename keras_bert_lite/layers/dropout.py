@@ -1,16 +1,20 @@
-"""Dropout that draws 16 random bits per element instead of a float32 uniform: half the random-number work."""
+"""`Uint16MaskDropout`: dropout whose mask draws 16 random bits per element instead of a float32 uniform (half the
+random-number work).
+"""
 
 import keras
 import tensorflow as tf
 
 from keras_bert_lite._cpu_kernels import cpu_only
+from keras_bert_lite.utils.deprecation import renamed_attributes
 
 _LEVELS = 1 << 16   # a mask element is one uint16: kept when it is >= round(rate * 65536)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
-class Dropout(keras.layers.Dropout):
-    """`keras.layers.Dropout` (same arguments, seed state and config) with a cheaper mask on TensorFlow CPUs.
+class Uint16MaskDropout(keras.layers.Dropout):
+    """`keras.layers.Dropout` (same arguments, seed state and config) with a cheaper mask on TensorFlow CPUs: one
+    uint16 per element.
 
     Keras draws one float32 uniform per element (`tf.nn.experimental.stateless_dropout`), and in a CPU
     training step the masks' random numbers are a visible share of the op time. Here one uint32 of the same
@@ -57,3 +61,7 @@ class Dropout(keras.layers.Dropout):
 def _cheap_mask_available() -> bool:
     """Whether the 16-bit mask is used: the TensorFlow backend and no GPU."""
     return keras.backend.backend() == "tensorflow" and cpu_only()
+
+
+# The former name, for one release (files saved under it load: `former_names`).
+__getattr__ = renamed_attributes(__name__, {"Dropout": "Uint16MaskDropout"})

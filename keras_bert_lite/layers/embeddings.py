@@ -4,8 +4,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_bert_lite.layers.dropout import Dropout
-from keras_bert_lite.layers.layer_norm import LayerNorm
+from keras_bert_lite.layers.dropout import Uint16MaskDropout
+from keras_bert_lite.layers.layer_norm import FusedLayerNorm
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -46,8 +46,8 @@ class BertEmbeddings(keras.layers.Layer):
         # the gathered rows are cast, as keras.layers.Embedding does: autocast would cast each whole [vocab, H]
         # table on every call. (Called alone, outside any model, Keras autocasts a mixed layer's variables anyway.)
         self.autocast = False
-        self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
-        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.layer_norm = FusedLayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
+        self.dropout_layer = Uint16MaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, input_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)

@@ -5,8 +5,8 @@ from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation, get_training_activation
 from keras_bert_lite.layers.attention import MultiHeadSelfAttention
-from keras_bert_lite.layers.dropout import Dropout
-from keras_bert_lite.layers.layer_norm import LayerNorm
+from keras_bert_lite.layers.dropout import Uint16MaskDropout
+from keras_bert_lite.layers.layer_norm import FusedLayerNorm
 from keras_bert_lite.layers.positions import gather_positions
 
 
@@ -51,15 +51,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         policy = self.dtype_policy
         self.attention = MultiHeadSelfAttention(hidden_size, num_heads, attention_dropout, initializer_range,
                                                 dtype=policy, name="attention")
-        self.attention_dropout_layer = Dropout(hidden_dropout, dtype=policy, name="attention_dropout")
-        self.attention_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
+        self.attention_dropout_layer = Uint16MaskDropout(hidden_dropout, dtype=policy, name="attention_dropout")
+        self.attention_layer_norm = FusedLayerNorm(epsilon=layer_norm_eps, dtype=policy, name="attention_layer_norm")
         self.activation = get_activation(hidden_act)
         self.training_activation = get_training_activation(hidden_act)      # GELU: fused kernels (training)
         self.intermediate = keras.layers.Dense(intermediate_size, kernel_initializer=init, dtype=policy,
                                                name="intermediate")
         self.output_dense = keras.layers.Dense(hidden_size, kernel_initializer=init, dtype=policy, name="output")
-        self.output_dropout = Dropout(hidden_dropout, dtype=policy, name="output_dropout")
-        self.output_layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=policy, name="output_layer_norm")
+        self.output_dropout = Uint16MaskDropout(hidden_dropout, dtype=policy, name="output_dropout")
+        self.output_layer_norm = FusedLayerNorm(epsilon=layer_norm_eps, dtype=policy, name="output_layer_norm")
 
     def build(self, input_shape=None):
         shape = (None, None, self.hidden_size)
@@ -73,7 +73,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
     def call(self, x, input_mask, output_positions=None, training=None):
         # The block runs on the [b*s, H] token rows. With oneDNN (inference), TensorFlow then fuses each
         # projection with its bias, the FFN's first one with the GELU, and the attention output and FFN output
-        # with the residual Add that follows them, into single kernels; LayerNorm is one kernel (LayerNorm).
+        # with the residual Add that follows them, into single kernels; LayerNorm is one kernel (FusedLayerNorm).
         tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
         attended = self.attention(tokens, input_mask, query_positions=output_positions,
                                   training=training)                                      # [b*q, H]

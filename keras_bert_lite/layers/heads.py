@@ -8,8 +8,8 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert_lite.layers.activations import get_activation
-from keras_bert_lite.layers.dropout import Dropout
-from keras_bert_lite.layers.layer_norm import LayerNorm
+from keras_bert_lite.layers.dropout import Uint16MaskDropout
+from keras_bert_lite.layers.layer_norm import FusedLayerNorm
 from keras_bert_lite.layers.positions import gather_positions
 
 
@@ -83,7 +83,7 @@ class MaskedLMHead(keras.layers.Layer):
         self.activation = get_activation(hidden_act)
         self.transform = keras.layers.Dense(hidden_size, kernel_initializer=_truncated_normal(initializer_range),
                                             dtype=self.dtype_policy, name="transform")
-        self.layer_norm = LayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
+        self.layer_norm = FusedLayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
 
     def build(self, input_shape=None):
         self.transform.build((None, None, self.hidden_size))
@@ -139,7 +139,7 @@ class LogitsHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.dropout = dropout
         self.initializer_range = initializer_range
-        self.dropout_layer = Dropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = Uint16MaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
         self.dense = keras.layers.Dense(num_outputs, kernel_initializer=_truncated_normal(initializer_range),
                                         dtype=self.dtype_policy, name="dense")
 

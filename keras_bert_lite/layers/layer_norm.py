@@ -1,14 +1,17 @@
-"""LayerNorm over the last axis in the form TensorFlow's oneDNN CPU backend runs as one fused kernel."""
+"""`FusedLayerNorm`: layer normalization over the last axis in the form TensorFlow's oneDNN CPU backend runs as one
+fused kernel.
+"""
 
 import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_bert_lite.utils.deprecation import renamed_attributes
 from keras_bert_lite.utils.tf_internals import onednn_graph
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
-class LayerNorm(keras.layers.LayerNormalization):
+class FusedLayerNorm(keras.layers.LayerNormalization):
     """`keras.layers.LayerNormalization` (same arguments, weights `gamma`/`beta`, same math), built so that
     TensorFlow's oneDNN CPU backend runs it as one kernel.
 
@@ -66,3 +69,7 @@ class LayerNorm(keras.layers.LayerNormalization):
         if not config["rms_scaling"]:   # Keras' deprecated hidden kwarg: kept only when it was set
             del config["rms_scaling"]
         return config
+
+
+# The former name, for one release (files saved under it load: `former_names`).
+__getattr__ = renamed_attributes(__name__, {"LayerNorm": "FusedLayerNorm"})

@@ -109,7 +109,7 @@ def run_vocab(job: RunJob) -> Vocab:
 def model_vocab(vocab_flag: str, model: str, lower_case: bool | None, model_flag: str = "--init") -> Vocab:
     """The vocabulary --vocab names (`vocab_flag`), else the one beside the model (`model`, given as
     `model_flag`), with its casing resolved against --lower_case (`lower_case`)."""
-    path = artifacts.init_vocab(vocab_flag, model, model_flag)
+    path = artifacts.vocab_given_or_beside(vocab_flag, model, model_flag)
     vocab = Vocab.from_file(path)
     try:
         return vocab.with_lower_case(vocab.resolve_lower_case(lower_case, "--lower_case"),
@@ -179,8 +179,8 @@ def start_pretrainer(job: RunJob, vocab: Vocab):
 
 
 def _new_config(job: RunJob, vocab: Vocab) -> BertConfig:
-    return BertConfig.from_json(job.config) if job.config else BertConfig.from_preset(job.preset,
-                                                                                      vocab_size=len(vocab))
+    return BertConfig.from_json(job.config) if job.config else BertConfig.of_size(job.preset,
+                                                                                   vocab_size=len(vocab))
 
 
 def divergence_advice(job: RunJob) -> str:

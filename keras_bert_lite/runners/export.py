@@ -152,7 +152,7 @@ def _load(job: ExportJob):
         return load_masked_lm(job.model), None, artifacts.vocab_beside(job.model)
     if job.task_type != "embedding":
         return load_trained(job.model)
-    found = artifacts.model_file(job.model, (artifacts.TASK_MODEL_FILE, artifacts.ENCODER_FILE))
+    found = artifacts.keras_file_of(job.model, (artifacts.TASK_MODEL_FILE, artifacts.ENCODER_FILE))
     spec_path = os.path.join(artifacts.run_dir_of(found), artifacts.TASK_SPEC_FILE) if found else ""
     spec = artifacts.TaskSpec.load(spec_path) if os.path.isfile(spec_path) else None
     return (load_embedder(job.model), spec if spec and spec.task_type == "embedding" else None,

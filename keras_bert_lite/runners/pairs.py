@@ -107,7 +107,7 @@ def init_settings(init: str) -> EmbeddingSettings | None:
     """The pooling and normalisation of the model `init` names: an embedder's own (the `.keras` file or run
     directory of an earlier kbl-pairs run), or a sentence-transformers checkpoint's (`embedding_settings`); None
     for other models."""
-    saved = artifacts.model_file(init, (artifacts.TASK_MODEL_FILE,))
+    saved = artifacts.keras_file_of(init, (artifacts.TASK_MODEL_FILE,))
     if not (saved and os.path.isfile(saved)):
         return embedding_settings(init)
     model = load(saved, "task")

@@ -42,11 +42,11 @@ def test_job_validation(tiny_init, tmp_path, capsys, monkeypatch):
 
 
 def test_init_model_dir_and_vocab(tiny_init, tmp_path):
-    assert artifacts.existing_model_file(tiny_init).endswith("encoder.keras")
+    assert artifacts.require_keras_file(tiny_init).endswith("encoder.keras")
     job = parse_args(["--task", "rte", "--model_dir", "x", "--init", tiny_init])
-    assert artifacts.init_vocab(job.vocab, job.init).endswith("vocab.txt")
+    assert artifacts.vocab_given_or_beside(job.vocab, job.init).endswith("vocab.txt")
     with pytest.raises(FileNotFoundError, match="--vocab is required"):
-        artifacts.init_vocab("", str(tmp_path))
+        artifacts.vocab_given_or_beside("", str(tmp_path))
 
 
 def test_seq_length_beyond_the_models_positions_is_refused_before_training(tiny_init, tmp_path):

@@ -1,11 +1,11 @@
-"""LayerNorm: Keras' LayerNormalization to float32 rounding, and the fused kernels TensorFlow runs for it."""
+"""FusedLayerNorm: Keras' LayerNormalization to float32 rounding, and the fused kernels TensorFlow runs for it."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert_lite.layers import LayerNorm, TransformerEncoderBlock
+from keras_bert_lite.layers import FusedLayerNorm, TransformerEncoderBlock
 from keras_bert_lite.utils import tf_internals
 from keras_bert_lite.utils.tf_internals import onednn_enabled
 from tests.layers.grappler import optimized_graph
@@ -16,7 +16,7 @@ rng = np.random.default_rng(0)
 
 def pair(shape):
     """(ours, Keras') with the same random gamma/beta, built for `shape`."""
-    ours, theirs = LayerNorm(epsilon=1e-12), keras.layers.LayerNormalization(epsilon=1e-12)
+    ours, theirs = FusedLayerNorm(epsilon=1e-12), keras.layers.LayerNormalization(epsilon=1e-12)
     for layer in (ours, theirs):
         layer.build(shape)
     weights = [rng.normal(size=(H,)).astype("float32") for _ in range(2)]
@@ -141,7 +141,7 @@ def test_keras_form_where_no_fused_kernel_exists(monkeypatch):
 
 def test_mixed_precision_computes_in_float32():
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    ours = LayerNorm(epsilon=1e-12)
+    ours = FusedLayerNorm(epsilon=1e-12)
     x = rng.normal(size=(4, H)).astype("float32") * 100 + 1000   # bfloat16 statistics would be far off
     y = tf.function(ours)(tf.constant(x, tf.bfloat16))
     assert y.dtype == tf.bfloat16 and ours.gamma.dtype == "float32"

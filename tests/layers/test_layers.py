@@ -6,8 +6,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert_lite.layers import (BertEmbeddings, BertPooler, FoldChoices, LayerNorm, LogitsHead, MaskedLMHead,
-                                    MultiHeadSelfAttention, MultipleChoiceHead, SentencePooling, SpanHead,
+from keras_bert_lite.layers import (BertEmbeddings, BertPooler, FoldChoices, FusedLayerNorm, LogitsHead,
+                                    MaskedLMHead, MultiHeadSelfAttention, MultipleChoiceHead, SentencePooling, SpanHead,
                                     TransformerEncoderBlock)
 
 H = 16
@@ -21,7 +21,7 @@ TABLE = rng.normal(size=(11, H)).astype("float32")
 CASES = [
     (BertEmbeddings(11, H, 8, 2, dropout=0.0), (IDS, MASK)),
     (MultiHeadSelfAttention(H, 4, dropout=0.0), (X, MASK)),
-    (LayerNorm(epsilon=1e-12), (X,)),
+    (FusedLayerNorm(epsilon=1e-12), (X,)),
     (TransformerEncoderBlock(H, 4, 32, hidden_act="gelu_approx", hidden_dropout=0.0, attention_dropout=0.0),
      (X, MASK)),
     (BertPooler(H), (X,)),

@@ -30,7 +30,7 @@ def test_any_length_up_to_max_positions(tiny_config):
 
 @pytest.mark.parametrize("preset,count", [("base", 109_482_240), ("large", 335_141_888)])
 def test_parameter_counts(preset, count):
-    assert build_encoder(BertConfig.from_preset(preset)).count_params() == count
+    assert build_encoder(BertConfig.of_size(preset)).count_params() == count
 
 
 def _pad(inputs, extra):

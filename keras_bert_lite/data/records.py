@@ -1,0 +1,8 @@
+"""Deprecated: renamed `keras_bert_lite.data.table_files` (rows of TSV, CSV and JSONL files).
+
+This alias goes in the next release.
+"""
+
+from keras_bert_lite.utils.deprecation import alias_module
+
+alias_module(__name__, "keras_bert_lite.data.table_files")
