@@ -35,7 +35,7 @@ Writes, as transformers' `save_pretrained` does:
 | `build_embedder`                         | BertModel + sentence-transformers files |
 
 Differences HF users may notice: our span labeler gives padding positions a -1e4 logit, HF's does not (equal on
-real tokens); a token classifier or span labeler exported and read back with `load_encoder` gets a fresh pooler.
+real tokens); a token classifier or span labeler exported and read back with `kbl.load` gets a fresh pooler.
 """
 
 from __future__ import annotations
@@ -47,8 +47,7 @@ import keras
 import numpy as np
 from safetensors.numpy import save_file
 
-from keras_bert_lite import artifacts
-from keras_bert_lite.checkpoints import HF_TASK_HEADS, hf_tensors
+from keras_bert_lite.checkpoints import HF_TASK_HEADS, hf_tensors, load_trained
 from keras_bert_lite.models import BertPretrainer
 from keras_bert_lite.models.embedder import POOLING, is_embedder, pools_last_block
 from keras_bert_lite.models.introspect import encoder_config
@@ -86,8 +85,8 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
 
     Args:
         model: a keras_bert_lite model (encoder, BertPretrainer, classifier, token classifier, span labeler,
-            multiple choice), or a run directory / `.keras` file (`artifacts.load_trained`: its task.json gives
-            task type, labels and casing, its vocab.txt the vocabulary).
+            multiple choice), or a run directory / `.keras` file (`checkpoints.load_trained`: `kbl.load` with part
+            "task"; its task.json gives task type, labels and casing, its vocab.txt the vocabulary).
         directory: the output directory; written atomically (complete or absent).
         vocab: the vocabulary (path or `Vocab`); default the one beside a run directory. None for an in-memory
             model: weights and config only, no tokenizer files.
@@ -113,7 +112,7 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
     """
     spec = None
     if isinstance(model, (str, os.PathLike)):
-        model, spec, beside = artifacts.load_trained(os.fspath(model))
+        model, spec, beside = load_trained(os.fspath(model))
         vocab = vocab if vocab is not None else beside
         labels = labels if labels is not None else (spec.labels or None if spec else None)
         seq_length = seq_length or (spec.seq_length if spec else None)

@@ -41,7 +41,7 @@ def export_tf_hub(model, vocab: Vocab, model_base_path: str, *, seq_length: int 
     """Writes `<model_base_path>/encoder/<version>/` and `<model_base_path>/preprocess/<version>/`.
 
     Args:
-        model: an encoder (`build_encoder`, `load_encoder`) or a task model; a task model's "encoder" layer is
+        model: an encoder (`build_encoder`, `kbl.load`) or a task model; a task model's "encoder" layer is
             exported, without the head.
         vocab: the vocabulary the encoder was trained with.
         model_base_path: the directory both SavedModels go under.
@@ -114,4 +114,4 @@ def _encoder_of(model):
         return model.get_layer("encoder")
     except ValueError:
         raise ValueError(f"{getattr(model, 'name', model)!r} is no encoder and has no layer named 'encoder'; "
-                         "pass the encoder (keras_bert_lite.build_encoder / load_encoder).") from None
+                         "pass the encoder (keras_bert_lite.load(path), or build_encoder).") from None

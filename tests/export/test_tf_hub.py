@@ -350,3 +350,10 @@ def test_kbl_export_target_tf_hub_takes_the_casing_from_the_vocabulary(encoder, 
     assert cased.to_list() != BertTokenizer(vocab).tokenize(tf.constant(["Hello World"])).to_list()
     assert bool(hub_encoder.do_lower_case.numpy()) is False
     assert preprocessor(tf.constant(["x"]))["input_word_ids"].shape == (1, 128)
+
+
+def test_export_of_a_model_without_an_encoder_names_the_loader(vocab, tmp_path):
+    other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2, name="dense")], name="other")
+    with pytest.raises(ValueError, match=r"'other' is no encoder .*\(keras_bert_lite\.load\(path\)"):
+        export_tf_hub(other, vocab, str(tmp_path / "bert"))
+    assert not os.path.exists(tmp_path / "bert")
