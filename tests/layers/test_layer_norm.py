@@ -14,6 +14,13 @@ H = 16
 rng = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _same_numbers_whatever_ran_before():
+    """Each test draws from a fresh generator: its inputs do not depend on the tests before it on its worker."""
+    global rng
+    rng = np.random.default_rng(0)
+
+
 def pair(shape):
     """(ours, Keras') with the same random gamma/beta, built for `shape`."""
     ours, theirs = FusedLayerNorm(epsilon=1e-12), keras.layers.LayerNormalization(epsilon=1e-12)
@@ -52,10 +59,12 @@ def test_equals_keras_layer_normalization(shape, how):
     np.testing.assert_allclose(got, run(theirs, tf.constant(x), how).numpy(), atol=1e-5)
     np.testing.assert_allclose(got, exact(x, gamma, beta), atol=5e-6)
     # Rows whose spread is tiny next to their mean lose digits in float32 whichever way LayerNorm is written
-    # (~3e-3 here): ours must lose no more than Keras' does.
-    x = (rng.normal(size=shape) * 1e-3 + rng.normal(size=rows) * 10).astype("float32")
-    error = lambda layer: np.abs(run(layer, tf.constant(x), how).numpy() - exact(x, gamma, beta)).max()  # noqa: E731
-    assert error(ours) <= 1.5 * error(theirs) + 1e-6
+    # (~3e-3 here): ours must lose no more than Keras' does, on average over 512 rows (the largest error of a few
+    # rows is too noisy to compare: either layer's can be the larger).
+    many = (512, H) if len(shape) == 2 else (8, 64, H)
+    x = (rng.normal(size=many) * 1e-3 + rng.normal(size=many[:-1] + (1,)) * 10).astype("float32")
+    error = lambda layer: np.abs(run(layer, tf.constant(x), how).numpy() - exact(x, gamma, beta)).mean()  # noqa: E731
+    assert error(ours) <= 1.5 * error(theirs)
 
 
 @pytest.mark.parametrize("how", ["graph", "xla"])
