@@ -20,7 +20,7 @@ STAMP     := $(VENV)/.installed
 SUPPORTED := 3.10 3.11 3.12 3.13
 CANDIDATES := python3.13 python3.12 python3.11 python3.10 python3
 
-.PHONY: demo test goldens clean venv
+.PHONY: demo test lint goldens clean venv
 
 # Prints "X.Y X.Y.Z" for an interpreter that runs and can create a venv; nothing (and fails) otherwise.
 define probe
@@ -73,6 +73,11 @@ venv:
 # DEMO_FAST=1 make demo: the same stages with fewer steps and reviews.
 demo: venv
 	$(PY) -m keras_bert_lite.demo
+
+# ruff (pyproject.toml's [tool.ruff]): lint, then the layout; `ruff format .` and `ruff check --fix .` repair them.
+lint: venv
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist; default: the usable cores, at most 4; 0: in this
 # process), each test file whole on one worker (--dist loadfile: a module's fixtures, such as the fast demo's run,

@@ -87,28 +87,66 @@ PEERS = ROOT / "bench" / "peers"
 sys.path.insert(0, str(PEERS))
 
 import common  # noqa: E402
-from suite import (BATCH, BENCHMARKS, BF16_FLAGS, IMPLEMENTATIONS, MFU_NEED, MODEL_BENCHMARKS, MODES, SEQ,  # noqa: E402
-                   SERVING_OVERHEAD_MAX, SHAPED, UNITS, Implementation, Shape, bars_for, bf16_instructions,
-                   default_shape, parse_shapes, shapes_of)
-
+from suite import (  # noqa: E402
+    BATCH,
+    BENCHMARKS,
+    BF16_FLAGS,
+    IMPLEMENTATIONS,
+    MFU_NEED,
+    MODEL_BENCHMARKS,
+    MODES,
+    SEQ,
+    SERVING_OVERHEAD_MAX,
+    SHAPED,
+    UNITS,
+    Implementation,
+    Shape,
+    bars_for,
+    bf16_instructions,
+    default_shape,
+    parse_shapes,
+    shapes_of,
+)
 
 # ------------------------------------------------------------------------------------------ planning
+
 
 def settings(args) -> dict:
     """What every case of this invocation shares (runners read it from their spec); `batch`, `seq`,
     `predictions` and `precision` are the text benchmarks', the model benchmarks' come from their shape."""
     runs, gpu = args.runs, args.device == "gpu"
     return {
-        "device": args.device, "precision": default_shape(args.device).precision, "peak_n": 8192 if gpu else 2048,
-        "batch": BATCH, "seq": SEQ, "predictions": Shape().predictions,
-        "shapes": {str(shape): {"seq": shape.seq, "precision": shape.precision, "batch": shape.batch,
-                                "predictions": shape.predictions} for shape in shapes_of(args)},
-        "runs": {"forward": runs or 5, "pretrain": runs or 5, "finetune": runs or 1, "tokenize": runs or 5,
-                 "peak": 3 if args.quick else 10},
+        "device": args.device,
+        "precision": default_shape(args.device).precision,
+        "peak_n": 8192 if gpu else 2048,
+        "batch": BATCH,
+        "seq": SEQ,
+        "predictions": Shape().predictions,
+        "shapes": {
+            str(shape): {
+                "seq": shape.seq,
+                "precision": shape.precision,
+                "batch": shape.batch,
+                "predictions": shape.predictions,
+            }
+            for shape in shapes_of(args)
+        },
+        "runs": {
+            "forward": runs or 5,
+            "pretrain": runs or 5,
+            "finetune": runs or 1,
+            "tokenize": runs or 5,
+            "peak": 3 if args.quick else 10,
+        },
         "base_forward_runs": min(runs or 3, 3),
         "warmup": {"forward": 2, "pretrain": 2, "tokenize": 1, "peak": 2},
-        "min_seconds": ({} if args.quick else {"forward": 1.0, "pretrain": 1.0, "peak": 1.0} if gpu else
-                        {"forward": 3.0, "pretrain": 3.0, "peak": 1.0}),
+        "min_seconds": (
+            {}
+            if args.quick
+            else {"forward": 1.0, "pretrain": 1.0, "peak": 1.0}
+            if gpu
+            else {"forward": 3.0, "pretrain": 3.0, "peak": 1.0}
+        ),
         "finetune_batches": 4 if args.quick else 20,
         "warmup_epochs": 1,
         "serving_seconds": 1.0 if args.quick else 5.0,
@@ -145,7 +183,7 @@ def plan(benchmarks, args, data_path) -> list[dict]:
     """
     s = settings(args)
     shapes = shapes_of(args)
-    groups = []                                                   # (bench, shape, preset), one per round
+    groups = []  # (bench, shape, preset), one per round
     for bench in benchmarks:
         for shape in shapes if bench in MODEL_BENCHMARKS else [None]:
             for preset in presets_for(bench, args):
@@ -154,28 +192,58 @@ def plan(benchmarks, args, data_path) -> list[dict]:
                         groups.append(("peak", shape, None))
                     groups.append((bench, shape, preset))
     measured = {shape.precision for bench, shape, _ in groups if bench == "peak"}
-    first = {}                                              # each unmeasured precision at its first shape
+    first = {}  # each unmeasured precision at its first shape
     for shape in shapes:
         if shape.precision not in measured:
             first.setdefault(shape.precision, shape)
     groups = [("peak", shape, None) for _ in range(args.rounds) for shape in first.values()] + groups
     specs = []
     for bench, shape, preset in groups:
-        dims = {} if shape is None else {"batch": shape.batch, "seq": shape.seq, "predictions": shape.predictions,
-                                         "precision": shape.precision}
+        dims = (
+            {}
+            if shape is None
+            else {
+                "batch": shape.batch,
+                "seq": shape.seq,
+                "predictions": shape.predictions,
+                "precision": shape.precision,
+            }
+        )
         for impl, modes in MODES[bench].items():
             runs = s["base_forward_runs"] if (bench, preset) == ("forward", "base") else s["runs"].get(bench)
-            specs.append({"impl": impl, "bench": bench, "preset": preset, "modes": modes, "runs": runs,
-                          "warmup": s["warmup"].get(bench), "min_seconds": s["min_seconds"].get(bench, 0.0),
-                          "data": data_path,
-                          **{k: s[k] for k in ("batch", "seq", "predictions", "finetune_batches", "warmup_epochs",
-                                               "serving_seconds", "concurrency", "device", "precision",
-                                               "peak_n")},
-                          **dims})
+            specs.append(
+                {
+                    "impl": impl,
+                    "bench": bench,
+                    "preset": preset,
+                    "modes": modes,
+                    "runs": runs,
+                    "warmup": s["warmup"].get(bench),
+                    "min_seconds": s["min_seconds"].get(bench, 0.0),
+                    "data": data_path,
+                    **{
+                        k: s[k]
+                        for k in (
+                            "batch",
+                            "seq",
+                            "predictions",
+                            "finetune_batches",
+                            "warmup_epochs",
+                            "serving_seconds",
+                            "concurrency",
+                            "device",
+                            "precision",
+                            "peak_n",
+                        )
+                    },
+                    **dims,
+                }
+            )
     return specs
 
 
 # ------------------------------------------------------------------------------------------ running
+
 
 def ensure_venv(impl: Implementation) -> str | None:
     """Creates the peer's venv under bench/.venvs when it is missing or broken; returns an error or None."""
@@ -187,7 +255,7 @@ def ensure_venv(impl: Implementation) -> str | None:
     venv = ROOT / "bench" / ".venvs" / impl.venv
     print(f"creating {venv} ({' '.join(impl.packages)}) ...", file=sys.stderr)
     try:
-        if not os.path.exists(impl.python):   # this interpreter: the local torch wheel is for its version
+        if not os.path.exists(impl.python):  # this interpreter: the local torch wheel is for its version
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run([impl.python, "-m", "pip", "install", "-q", *impl.packages], check=True)
         subprocess.run(check, check=True, capture_output=True)
@@ -197,19 +265,25 @@ def ensure_venv(impl: Implementation) -> str | None:
 
 
 def runner_env(bench: str) -> dict:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "KERAS_BACKEND": "tensorflow", "HF_HUB_OFFLINE": "1",
-           "PYTHONUNBUFFERED": "1"}
-    if bench == "tokenize":   # single-threaded, as the issue asks
+    env = {
+        **os.environ,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "KERAS_BACKEND": "tensorflow",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    if bench == "tokenize":  # single-threaded, as the issue asks
         env.update(TOKENIZERS_PARALLELISM="false", RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1")
     return env
 
 
 def background_cpu(seconds: float = 1.0) -> float | None:
     """Fraction of all CPU time others used during `seconds` (from /proc/stat; None where unavailable)."""
+
     def sample():
         with open("/proc/stat") as f:
             fields = [int(v) for v in f.readline().split()[1:]]
-        return sum(fields), fields[3] + fields[4]   # total, idle + iowait
+        return sum(fields), fields[3] + fields[4]  # total, idle + iowait
 
     try:
         total0, idle0 = sample()
@@ -227,21 +301,31 @@ def run_case(spec: dict, workdir: Path, timeout: float, venv_error: str | None) 
     tag = f"{spec['impl']}-{spec['bench']}-{spec['preset'] or 'all'}" + (f"-{shape}".replace(":", "-") if shape else "")
     spec_path, out_path, log_path = (workdir / f"{tag}.{ext}" for ext in ("spec.json", "out.json", "log"))
     common.write_json_atomic(str(spec_path), spec)
-    record = {"impl": spec["impl"], "bench": spec["bench"], "preset": spec["preset"],
-              **({k: spec[k] for k in ("seq", "precision", "batch", "predictions") if k in spec} if shape else {}),
-              "background_cpu": background_cpu(), "modes": {}}
+    record = {
+        "impl": spec["impl"],
+        "bench": spec["bench"],
+        "preset": spec["preset"],
+        **({k: spec[k] for k in ("seq", "precision", "batch", "predictions") if k in spec} if shape else {}),
+        "background_cpu": background_cpu(),
+        "modes": {},
+    }
     failure, start = venv_error, time.perf_counter()
-    python = sys.executable if common.on_gpu(spec) else impl.python      # --device gpu: one Python for all
+    python = sys.executable if common.on_gpu(spec) else impl.python  # --device gpu: one Python for all
     if failure is None:
         with open(log_path, "w") as log:
-            proc = subprocess.Popen([python, str(PEERS / f"{impl.name}.py"), str(spec_path), str(out_path)],
-                                    stdout=log, stderr=subprocess.STDOUT, env=runner_env(spec["bench"]),
-                                    cwd=ROOT, start_new_session=True)
+            proc = subprocess.Popen(
+                [python, str(PEERS / f"{impl.name}.py"), str(spec_path), str(out_path)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=runner_env(spec["bench"]),
+                cwd=ROOT,
+                start_new_session=True,
+            )
             try:
                 if proc.wait(timeout=timeout):
                     failure = f"exit code {proc.returncode}: {log_tail(log_path)}"
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)   # the runner and any compile workers it started
+                os.killpg(proc.pid, signal.SIGKILL)  # the runner and any compile workers it started
                 proc.wait()
                 failure = f"timeout after {timeout:.0f} s"
     record["wall_s"] = time.perf_counter() - start
@@ -262,8 +346,13 @@ def log_tail(path: Path, lines: int = 6) -> str:
 def write_shared_data(workdir: Path) -> str:
     """The real-text inputs all runners read (bench/peers/data.py, in the project's venv)."""
     path = workdir / "data.json"
-    subprocess.run([sys.executable, str(PEERS / "data.py"), str(path)], check=True, env=runner_env("data"),
-                   cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [sys.executable, str(PEERS / "data.py"), str(path)],
+        check=True,
+        env=runner_env("data"),
+        cwd=ROOT,
+        capture_output=True,
+    )
     return str(path)
 
 
@@ -313,9 +402,18 @@ def index(records: list[dict]) -> dict:
 
 def cell_list(results: dict) -> list[dict]:
     """Every cell with a headline value (or its error), round values included, as the results JSON keeps them."""
-    return [{"bench": bench, **shape_fields(shape), "preset": preset, "impl": impl, "mode": mode,
-             **{k: cell[k] for k in ("value", "round_values", "error") if k in cell}}
-            for (bench, shape, preset, impl, mode), cell in results.items() if "value" in cell or "error" in cell]
+    return [
+        {
+            "bench": bench,
+            **shape_fields(shape),
+            "preset": preset,
+            "impl": impl,
+            "mode": mode,
+            **{k: cell[k] for k in ("value", "round_values", "error") if k in cell},
+        }
+        for (bench, shape, preset, impl, mode), cell in results.items()
+        if "value" in cell or "error" in cell
+    ]
 
 
 def value(results: dict, case: tuple, impl, mode) -> float | None:
@@ -332,8 +430,14 @@ def ours_default(results: dict, case: tuple) -> tuple[str | None, float | None]:
     """(mode, value) of ours in the mode the library uses by default, as our runner reports it
     (`library_default`); benchmarks without that notion (tokenize) have one ours mode: that one."""
     modes = MODES[case[0]]["ours"]
-    default = next((cell["library_default"] for mode in modes
-                    if "library_default" in (cell := results.get((*case, "ours", mode)) or {})), None)
+    default = next(
+        (
+            cell["library_default"]
+            for mode in modes
+            if "library_default" in (cell := results.get((*case, "ours", mode)) or {})
+        ),
+        None,
+    )
     if default is None and len(modes) == 1:
         default = modes[0]
     return default, value(results, case, "ours", default) if default else None
@@ -390,8 +494,16 @@ def markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows])
 
 
-def throughput_table(bench: str, shape: Shape | None, records: list[dict], results: dict, peak_flops: float | None,
-                     acceptance: list[dict], device: str = "cpu", bf16_native: bool = True) -> str:
+def throughput_table(
+    bench: str,
+    shape: Shape | None,
+    records: list[dict],
+    results: dict,
+    peak_flops: float | None,
+    acceptance: list[dict],
+    device: str = "cpu",
+    bf16_native: bool = True,
+) -> str:
     """One (benchmark, shape)'s table: rows = presets, columns = every (implementation, mode), ours (default),
     then per bar (`bars_for`) the ratio (✓/✗), preceded by the best peer where the bar has several; forward: the
     MFU against `peak_flops` (FLOP/s, the shape's precision). Appends the bars met or missed to `acceptance`."""
@@ -408,22 +520,35 @@ def throughput_table(bench: str, shape: Shape | None, records: list[dict], resul
     for preset in presets:
         case = (bench, shape, preset)
         row = [preset or "pydoc sentences"]
-        row += [fmt(value(results, case, impl, mode)) if (*case, impl, mode) in results
-                else "not run" for impl, mode in columns]                       # e.g. an interrupted run
+        row += [
+            fmt(value(results, case, impl, mode)) if (*case, impl, mode) in results else "not run"
+            for impl, mode in columns
+        ]  # e.g. an interrupted run
         default_mode, ours = ours_default(results, case)
         row.append(f"{fmt(ours)} ({default_mode})" if default_mode else "error")
         for bar in bars:
             peer, theirs = best_of(results, case, bar.peers)
             need = bar.threshold(preset)
             cell, ratio, passed = ratio_cell(ours, theirs, need)
-            if len(bar.peers) != 1:   # which peer was the best is worth a column
+            if len(bar.peers) != 1:  # which peer was the best is worth a column
                 row.append(f"{label(*peer)}: {fmt(theirs)}" if peer else "error")
             row.append(cell + (f" (≥{need})" if need else ""))
             if need is not None:
-                acceptance.append({"bench": bench, **shape_fields(shape), "preset": preset, "against": bar.name,
-                                   "peer": label(*peer) if peer else None, "ratio": ratio, "need": need,
-                                   "passed": passed, "round_ratios": round_ratios(results, case, default_mode, peer)
-                                   if peer and default_mode else []})
+                acceptance.append(
+                    {
+                        "bench": bench,
+                        **shape_fields(shape),
+                        "preset": preset,
+                        "against": bar.name,
+                        "peer": label(*peer) if peer else None,
+                        "ratio": ratio,
+                        "need": need,
+                        "passed": passed,
+                        "round_ratios": round_ratios(results, case, default_mode, peer)
+                        if peer and default_mode
+                        else [],
+                    }
+                )
         if bench == "forward":
             need = MFU_NEED.get(preset) if shape == default_shape(device) else None
             row.append(mfu_cell(ours, case, peak_flops, acceptance, need))
@@ -431,8 +556,9 @@ def throughput_table(bench: str, shape: Shape | None, records: list[dict], resul
     return markdown(header, rows)
 
 
-def mfu_cell(seq_per_s: float | None, case: tuple, peak_flops: float | None, acceptance: list[dict],
-             need: float | None = None) -> str:
+def mfu_cell(
+    seq_per_s: float | None, case: tuple, peak_flops: float | None, acceptance: list[dict], need: float | None = None
+) -> str:
     """ours' forward MFU at `case` = (bench, shape, preset): FLOPs at the shape's seq over `peak_flops`."""
     _, shape, preset = case
     if seq_per_s is None or not peak_flops:
@@ -440,15 +566,28 @@ def mfu_cell(seq_per_s: float | None, case: tuple, peak_flops: float | None, acc
     mfu = seq_per_s * common.forward_flops(preset, shape.seq) / peak_flops
     if need is None:
         return f"{mfu:.0%}"
-    acceptance.append({"bench": "forward", **shape_fields(shape), "preset": preset, "against": "matmul peak",
-                       "ratio": mfu, "need": need, "passed": mfu >= need})
+    acceptance.append(
+        {
+            "bench": "forward",
+            **shape_fields(shape),
+            "preset": preset,
+            "against": "matmul peak",
+            "ratio": mfu,
+            "need": need,
+            "passed": mfu >= need,
+        }
+    )
     return f"{mfu:.0%} {'✓' if mfu >= need else '✗'} (≥{need:.0%})"
 
 
 def cells_of(bench: str, shape: Shape | None, records: list[dict], results: dict) -> list[tuple[tuple, dict]]:
     """((bench, shape, preset, impl, mode), merged cell) of `bench` at `shape`, once each, in the order they ran."""
-    keys = dict.fromkeys((r["bench"], shape, r["preset"], r["impl"], mode)
-                         for r in records if r["bench"] == bench and shape_of(r) == shape for mode in r["modes"])
+    keys = dict.fromkeys(
+        (r["bench"], shape, r["preset"], r["impl"], mode)
+        for r in records
+        if r["bench"] == bench and shape_of(r) == shape
+        for mode in r["modes"]
+    )
     return [(key, results[key]) for key in keys]
 
 
@@ -472,21 +611,41 @@ def serving_table(records: list[dict], results: dict, acceptance: list[dict]) ->
         if error:
             table.append([name] + ["error"] * (len(header) - 1))
         else:
-            table.append([name] + [f"{cell[lvl][k]:.{d}f}" for lvl in levels
-                                   for k, d in (("p50_ms", 2), ("p99_ms", 2), ("texts_per_s", 1))])
-    lines = ["b1_cN: one sentence per call, N concurrent callers; b32_c1: 32 sentences per call, one caller. "
-             "Real Python-docs sentences, tiny classifier, in process.\n", markdown(header, table), ""]
+            table.append(
+                [name]
+                + [
+                    f"{cell[lvl][k]:.{d}f}"
+                    for lvl in levels
+                    for k, d in (("p50_ms", 2), ("p99_ms", 2), ("texts_per_s", 1))
+                ]
+            )
+    lines = [
+        "b1_cN: one sentence per call, N concurrent callers; b32_c1: 32 sentences per call, one caller. "
+        "Real Python-docs sentences, tiny classifier, in process.\n",
+        markdown(header, table),
+        "",
+    ]
     preset = next(r["preset"] for r in records if r["bench"] == "serving")
     paired = results.get(("serving", None, preset, "ours", "paired")) or {}
     for lvl in (k for k in paired if k.startswith("b")):
         overhead = paired[lvl]["savedmodel"] / paired[lvl]["bare"] - 1
         passed = overhead <= SERVING_OVERHEAD_MAX
-        acceptance.append({"bench": "serving", "preset": preset, "against": f"bare classifier {lvl} p50, paired",
-                           "overhead": overhead, "max_overhead": SERVING_OVERHEAD_MAX, "passed": passed})
-        lines.append(f"- in-graph tokenisation overhead at {preset}, {lvl} p50, paired calls (ours savedmodel "
-                     f"{paired[lvl]['savedmodel']:.2f} ms vs bare {paired[lvl]['bare']:.2f} ms, "
-                     f"{paired[lvl]['calls']} each): {overhead:+.0%} {'✓' if passed else '✗'} "
-                     f"(≤ +{SERVING_OVERHEAD_MAX:.0%})")
+        acceptance.append(
+            {
+                "bench": "serving",
+                "preset": preset,
+                "against": f"bare classifier {lvl} p50, paired",
+                "overhead": overhead,
+                "max_overhead": SERVING_OVERHEAD_MAX,
+                "passed": passed,
+            }
+        )
+        lines.append(
+            f"- in-graph tokenisation overhead at {preset}, {lvl} p50, paired calls (ours savedmodel "
+            f"{paired[lvl]['savedmodel']:.2f} ms vs bare {paired[lvl]['bare']:.2f} ms, "
+            f"{paired[lvl]['calls']} each): {overhead:+.0%} {'✓' if passed else '✗'} "
+            f"(≤ +{SERVING_OVERHEAD_MAX:.0%})"
+        )
     return "\n".join(lines)
 
 
@@ -498,11 +657,11 @@ def notes(bench: str, shape: Shape | None, records: list[dict], results: dict) -
         if "error" in cell:
             out.append(f"error: {name}: {cell['error'][:300]}")
         elif bench == "finetune":
-            out.append(f"{name}: mean padded length {cell['mean_padded_length']:.1f}, "
-                       f"warm-up {cell['warmup_s']:.0f} s")
+            out.append(f"{name}: mean padded length {cell['mean_padded_length']:.1f}, warm-up {cell['warmup_s']:.0f} s")
         elif bench == "tokenize":
-            out.append(f"{name}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, "
-                       f"{cell['tokens']} tokens")
+            out.append(
+                f"{name}: {cell['megabytes'] / statistics.median(cell['times_s']):.2f} MB/s, {cell['tokens']} tokens"
+            )
     if bench == "tokenize":
         counts = {c["tokens"] for r in records if r["bench"] == bench for c in r["modes"].values() if "tokens" in c}
         if len(counts) > 1:
@@ -515,8 +674,12 @@ def notes(bench: str, shape: Shape | None, records: list[dict], results: dict) -
 def heading(bench: str, shape: Shape | None) -> str:
     if bench == "serving":
         return "\n### serving\n"
-    at = "" if shape is None else f" at {shape.title}" + (
-        f", {shape.predictions} masked predictions per sequence" if bench == "pretrain" else "")
+    at = (
+        ""
+        if shape is None
+        else f" at {shape.title}"
+        + (f", {shape.predictions} masked predictions per sequence" if bench == "pretrain" else "")
+    )
     return f"\n### {bench}{at} ({UNITS[bench]}; higher is better)\n"
 
 
@@ -524,43 +687,59 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
     """The printed tables (markdown), one per (benchmark, shape), and the acceptance list."""
     results, acceptance = index(records), []
     device, n = machine.get("device", "cpu"), machine.get("peak_n", 2048)
-    shapes = (list(dict.fromkeys(shape_of(r) for r in records if r["bench"] in MODEL_BENCHMARKS))
-              or [default_shape(device)])
+    shapes = list(dict.fromkeys(shape_of(r) for r in records if r["bench"] in MODEL_BENCHMARKS)) or [
+        default_shape(device)
+    ]
     peak_gflops = machine.get("matmul_peak_gflops", {})
 
     def peak_text(precision):
         return ", ".join(f"{k} {fmt(v)} GFLOP/s" for k, v in peak_gflops.get(precision, {}).items())
 
-    where = (f"1 GPU ({machine['gpu']})" if machine.get("gpu") else
-             f"{machine['cpu_count']} CPU cores ({machine['cpu']})")
+    where = (
+        f"1 GPU ({machine['gpu']})" if machine.get("gpu") else f"{machine['cpu_count']} CPU cores ({machine['cpu']})"
+    )
     if len(shapes) == 1:
         precision = shapes[0].precision
-        parts = [f"{where}, {precision}, batch {shapes[0].batch}, seq {shapes[0].seq}; matmul peak ({n}³ "
-                 f"{precision}): {peak_text(precision)}"]
+        parts = [
+            f"{where}, {precision}, batch {shapes[0].batch}, seq {shapes[0].seq}; matmul peak ({n}³ "
+            f"{precision}): {peak_text(precision)}"
+        ]
     else:
-        parts = [f"{where}; forward and pretraining step at " + "; ".join(s.title for s in shapes)
-                 + f". Matmul peaks ({n}³): " + "; ".join(f"{p} {peak_text(p)}"
-                                                            for p in dict.fromkeys(s.precision for s in shapes))]
+        parts = [
+            f"{where}; forward and pretraining step at "
+            + "; ".join(s.title for s in shapes)
+            + f". Matmul peaks ({n}³): "
+            + "; ".join(f"{p} {peak_text(p)}" for p in dict.fromkeys(s.precision for s in shapes))
+        ]
     bf16_native = True
     if device == "cpu" and any(s.precision == "bfloat16" for s in shapes) and "bf16_instructions" in machine:
         flags = machine["bf16_instructions"]
         bf16_native = bool(flags)
-        parts.append(f"bfloat16 on this CPU: native ({', '.join(flags)})." if flags else
-                     f"**This CPU has no bf16 instructions (neither {' nor '.join(BF16_FLAGS)} among /proc/cpuinfo's "
-                     "flags): its bfloat16 cells are emulated, reported without a bar.**")
+        parts.append(
+            f"bfloat16 on this CPU: native ({', '.join(flags)})."
+            if flags
+            else f"**This CPU has no bf16 instructions (neither {' nor '.join(BF16_FLAGS)} among /proc/cpuinfo's "
+            "flags): its bfloat16 cells are emulated, reported without a bar.**"
+        )
     onednn = {impl: v["onednn_enabled"] for impl, v in machine.get("versions", {}).items() if "onednn_enabled" in v}
     # TensorFlow turns oneDNN on by itself only with AVX-512: whether KerasHub gets it depends on the CPU.
     if onednn and not machine.get("gpu"):
-        parts.append("TensorFlow's oneDNN kernels: " + ", ".join(
-            f"{IMPLEMENTATIONS[impl].label} {'on' if on else 'off'}" for impl, on in onednn.items()))
+        parts.append(
+            "TensorFlow's oneDNN kernels: "
+            + ", ".join(f"{IMPLEMENTATIONS[impl].label} {'on' if on else 'off'}" for impl, on in onednn.items())
+        )
     rounds = max((len(cell.get("round_values", ())) for cell in results.values()), default=0)
     if rounds > 1:
-        parts.append(f"Each cell: the median of {rounds} rounds, implementations run in turn within each "
-                     "benchmark, shape and preset.")
+        parts.append(
+            f"Each cell: the median of {rounds} rounds, implementations run in turn within each "
+            "benchmark, shape and preset."
+        )
     busy = [r["background_cpu"] for r in records if r.get("background_cpu") is not None]
     if busy and max(busy) > 0.10:
-        parts.append(f"**warning: other processes used up to {max(busy):.0%} of the CPUs just before a case; "
-                     "timings are not trustworthy.**")
+        parts.append(
+            f"**warning: other processes used up to {max(busy):.0%} of the CPUs just before a case; "
+            "timings are not trustworthy.**"
+        )
     for bench in BENCHMARKS:
         for shape in shapes if bench in MODEL_BENCHMARKS else [None]:
             if not any(r["bench"] == bench and shape_of(r) == shape for r in records):
@@ -579,21 +758,39 @@ def report(records: list[dict], machine: dict) -> tuple[str, list[dict]]:
 
 # ------------------------------------------------------------------------------------------ main
 
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--benchmarks", default=",".join(BENCHMARKS), help="comma-separated subset of "
-                        + ",".join(BENCHMARKS))
+    parser.add_argument(
+        "--benchmarks", default=",".join(BENCHMARKS), help="comma-separated subset of " + ",".join(BENCHMARKS)
+    )
     parser.add_argument("--presets", help="for forward and pretrain (default tiny,mini,small,base / tiny,mini,small)")
-    parser.add_argument("--shapes", help="forward and pretrain at each SEQ[:fp32|bf16], e.g. 128,384,512,128:bf16 "
-                        "(batch 32 up to seq 128, 8 beyond; default 128, with --device gpu 128:bf16)")
-    parser.add_argument("--runs", type=int, help="timed runs per mode (default 5; base forward at most 3; "
-                        "fine-tuning: timed epochs, default 1)")
-    parser.add_argument("--rounds", type=int, default=1, help="run each (benchmark, shape, preset)'s "
-                        "implementations this many times in turn; cells are the medians (default 1)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving "
-                        "(at every --shapes shape)")
-    parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu", help="gpu: forward and pretrain "
-                        "in bfloat16 on a GPU, every implementation in this Python (default cpu)")
+    parser.add_argument(
+        "--shapes",
+        help="forward and pretrain at each SEQ[:fp32|bf16], e.g. 128,384,512,128:bf16 "
+        "(batch 32 up to seq 128, 8 beyond; default 128, with --device gpu 128:bf16)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        help="timed runs per mode (default 5; base forward at most 3; fine-tuning: timed epochs, default 1)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run each (benchmark, shape, preset)'s "
+        "implementations this many times in turn; cells are the medians (default 1)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke test: tiny only, 2 runs, short serving (at every --shapes shape)"
+    )
+    parser.add_argument(
+        "--device",
+        choices=("cpu", "gpu"),
+        default="cpu",
+        help="gpu: forward and pretrain in bfloat16 on a GPU, every implementation in this Python (default cpu)",
+    )
     parser.add_argument("--out", help="results JSON (default bench/results/compare_peers[_quick|_gpu].json)")
     args = parser.parse_args(argv)
     if args.quick and args.runs is None:
@@ -608,8 +805,10 @@ def main(argv=None):
         if args.benchmarks == parser.get_default("benchmarks"):
             benchmarks = list(MODEL_BENCHMARKS)
         elif set(benchmarks) - set(MODEL_BENCHMARKS):
-            parser.error(f"--device gpu runs {','.join(MODEL_BENCHMARKS)} only (the others time CPU-side text "
-                         f"work), got {args.benchmarks}")
+            parser.error(
+                f"--device gpu runs {','.join(MODEL_BENCHMARKS)} only (the others time CPU-side text "
+                f"work), got {args.benchmarks}"
+            )
     try:
         args.shapes = parse_shapes(args.shapes) if args.shapes else None
     except ValueError as e:
@@ -622,8 +821,7 @@ def main(argv=None):
 
     workdir = Path(tempfile.mkdtemp(prefix="compare_peers_"))
     # --device gpu: no venvs (every implementation runs in this Python); no shared text (model benchmarks only).
-    venv_errors = {name: ensure_venv(impl) if args.device == "cpu" else None
-                   for name, impl in IMPLEMENTATIONS.items()}
+    venv_errors = {name: ensure_venv(impl) if args.device == "cpu" else None for name, impl in IMPLEMENTATIONS.items()}
     needs_text = set(benchmarks) - set(MODEL_BENCHMARKS)
     specs = plan(benchmarks, args, write_shared_data(workdir) if needs_text else None)
     shared = settings(args)
@@ -631,28 +829,49 @@ def main(argv=None):
     records = []
     for i, spec in enumerate(specs, 1):
         shape = shape_of(spec)
-        print(f"[{i}/{len(specs)}] {spec['impl']} {spec['bench']} {spec['preset'] or ''} "
-              f"{shape.title + ' ' if shape else ''}({', '.join(spec['modes'])}) ...", file=sys.stderr, flush=True)
+        print(
+            f"[{i}/{len(specs)}] {spec['impl']} {spec['bench']} {spec['preset'] or ''} "
+            f"{shape.title + ' ' if shape else ''}({', '.join(spec['modes'])}) ...",
+            file=sys.stderr,
+            flush=True,
+        )
         records.append(run_case(spec, workdir, shared["timeout_s"], venv_errors[spec["impl"]]))
         print(f"    {records[-1]['wall_s']:.0f} s", file=sys.stderr, flush=True)
-        common.write_results(out, {"started": started, "argv": sys.argv[1:], "complete": False, "cases": records},
-                             raw_keys=RAW_KEYS)   # an interrupted run keeps what it measured
+        common.write_results(
+            out, {"started": started, "argv": sys.argv[1:], "complete": False, "cases": records}, raw_keys=RAW_KEYS
+        )  # an interrupted run keeps what it measured
 
     machine = common.machine_info()
     results = index(records)
-    machine["matmul_peak_gflops"] = {   # precision -> framework -> GFLOP/s, the median of all its rounds
-        precision: {mode: (peaks(results, precision).get(mode) or 0) / 1e9 or None
-                    for modes in MODES["peak"].values() for mode in modes}
-        for precision in dict.fromkeys(shape.precision for shape in shapes_of(args))}
+    machine["matmul_peak_gflops"] = {  # precision -> framework -> GFLOP/s, the median of all its rounds
+        precision: {
+            mode: (peaks(results, precision).get(mode) or 0) / 1e9 or None
+            for modes in MODES["peak"].values()
+            for mode in modes
+        }
+        for precision in dict.fromkeys(shape.precision for shape in shapes_of(args))
+    }
     machine["bf16_instructions"] = bf16_instructions() if args.device == "cpu" else None
     machine["versions"] = {r["impl"]: r["versions"] for r in records if "versions" in r}
     machine.update({k: shared[k] for k in ("device", "precision", "peak_n")})
     machine["gpu"] = next((r["gpu"] for r in records if r.get("gpu")), None)
     text, acceptance = report(records, machine)
     print(text)
-    common.write_results(out, {"started": started, "argv": sys.argv[1:], "complete": True, "settings": shared,
-                               "machine": machine, "acceptance": acceptance, "cells": cell_list(results),
-                               "cases": records, "report_markdown": text}, raw_keys=RAW_KEYS)
+    common.write_results(
+        out,
+        {
+            "started": started,
+            "argv": sys.argv[1:],
+            "complete": True,
+            "settings": shared,
+            "machine": machine,
+            "acceptance": acceptance,
+            "cells": cell_list(results),
+            "cases": records,
+            "report_markdown": text,
+        },
+        raw_keys=RAW_KEYS,
+    )
     print(f"\nwrote {out}", file=sys.stderr)
     if any("error" in cell for r in records for cell in r["modes"].values()):
         print(f"runner logs kept in {workdir}", file=sys.stderr)

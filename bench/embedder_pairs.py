@@ -36,7 +36,9 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras_bert_lite  # noqa: E402, F401, I001  (first: it turns oneDNN on)
+import keras_bert_lite  # noqa: E402, F401  (first: it turns oneDNN on)
+
+# isort: split
 import common  # noqa: E402
 import keras  # noqa: E402
 
@@ -60,7 +62,7 @@ def review_halves(min_words: int) -> list[tuple[str, str]]:
     for text, _ in movie_reviews():
         words = text.split()
         if len(words) >= min_words:
-            pairs.append((" ".join(words[:len(words) // 2]), " ".join(words[len(words) // 2:])))
+            pairs.append((" ".join(words[: len(words) // 2]), " ".join(words[len(words) // 2 :])))
     random.Random(0).shuffle(pairs)
     return pairs
 
@@ -79,27 +81,56 @@ def before(job) -> dict:
     keras.utils.set_random_seed(0)
     vocab, tokenizer = text_pipeline(job)
     dev = read_pairs(job.dev_file)
-    task = PairsTask(tokenizer, dynamic_packer(job.seq_length, vocab, job.xla), dev, dev,
-                     settings=pooling_settings(job), scale=job.scale, batch_size=1)
+    task = PairsTask(
+        tokenizer,
+        dynamic_packer(job.seq_length, vocab, job.xla),
+        dev,
+        dev,
+        settings=pooling_settings(job),
+        scale=job.scale,
+        batch_size=1,
+    )
     return task.evaluate(dataset_predictor(task.build_model(load_encoder(job.init))))
 
 
 def measure(name: str, files: tuple[str, str], args, workdir: str) -> dict:
     init, learning_rate, epochs = MODELS[name]
     epochs = args.epochs or epochs
-    flags = ["--init", init(), "--model_dir", os.path.join(workdir, name), "--train_file", files[0], "--dev_file",
-             files[1], "--seq_length", str(args.seq_length), "--batch_size", str(args.batch_size), "--epochs",
-             str(epochs), "--learning_rate", str(learning_rate), "--quiet"]
+    flags = [
+        "--init",
+        init(),
+        "--model_dir",
+        os.path.join(workdir, name),
+        "--train_file",
+        files[0],
+        "--dev_file",
+        files[1],
+        "--seq_length",
+        str(args.seq_length),
+        "--batch_size",
+        str(args.batch_size),
+        "--epochs",
+        str(epochs),
+        "--learning_rate",
+        str(learning_rate),
+        "--quiet",
+    ]
     job = parse_args(flags)
     untrained = before(job)
     start = time.perf_counter()
     summary = run(job)
     seconds = time.perf_counter() - start
     seed = summary["per_seed"][str(summary["best_seed"])]
-    return {"model": name, "flags": flags[8:], "before": untrained,
-            "after": summary["metrics"], "best_epoch": seed["best_epoch"], "epochs": seed["epochs"],
-            "train_seconds_per_epoch": [round(s, 1) for s in seed["train_seconds_per_epoch"]],
-            "command_seconds": round(seconds, 1)}
+    return {
+        "model": name,
+        "flags": flags[8:],
+        "before": untrained,
+        "after": summary["metrics"],
+        "best_epoch": seed["best_epoch"],
+        "epochs": seed["epochs"],
+        "train_seconds_per_epoch": [round(s, 1) for s in seed["train_seconds_per_epoch"]],
+        "command_seconds": round(seconds, 1),
+    }
 
 
 def main(argv=None):
@@ -118,17 +149,27 @@ def main(argv=None):
     pairs = review_halves(args.min_words)
     if args.train + args.dev > len(pairs):
         raise SystemExit(f"--train + --dev > the {len(pairs)} reviews of at least {args.min_words} words")
-    files = (write_pairs(os.path.join(workdir, "train.csv"), pairs[:args.train]),
-             write_pairs(os.path.join(workdir, "dev.csv"), pairs[args.train:args.train + args.dev]))
+    files = (
+        write_pairs(os.path.join(workdir, "train.csv"), pairs[: args.train]),
+        write_pairs(os.path.join(workdir, "dev.csv"), pairs[args.train : args.train + args.dev]),
+    )
     rows = []
     for name in args.models.split(","):
         rows.append(measure(name, files, args, workdir))
         print(json.dumps({k: rows[-1][k] for k in ("model", "before", "after", "command_seconds")}), flush=True)
-    result = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": common.machine_info(),
-              "data": {"pairs": "Rotten Tomatoes review snippets cut at the middle word (anchor: first half)",
-                       "reviews_of_min_words": len(pairs), "min_words": args.min_words, "train": args.train,
-                       "held_out": args.dev},
-              "settings": {"seq_length": args.seq_length, "batch_size": args.batch_size, "scale": 20.0}, "runs": rows}
+    result = {
+        "date": datetime.datetime.now().isoformat(timespec="minutes"),
+        "machine": common.machine_info(),
+        "data": {
+            "pairs": "Rotten Tomatoes review snippets cut at the middle word (anchor: first half)",
+            "reviews_of_min_words": len(pairs),
+            "min_words": args.min_words,
+            "train": args.train,
+            "held_out": args.dev,
+        },
+        "settings": {"seq_length": args.seq_length, "batch_size": args.batch_size, "scale": 20.0},
+        "runs": rows,
+    }
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
 
 

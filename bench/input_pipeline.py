@@ -21,7 +21,9 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from keras_bert_lite import BertConfig, build_pretrainer  # noqa: E402, I001  (first: it turns oneDNN on)
+from keras_bert_lite import BertConfig, build_pretrainer  # noqa: E402  (first: it turns oneDNN on)
+
+# isort: split
 import keras  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
@@ -40,8 +42,16 @@ def uncased_vocab() -> Vocab:
 
 def pipeline(vocab, seq: int, corpus: str):
     tokenizer = BertTokenizer(vocab, lower_case=True)
-    return pretraining_dataset(text_file_documents(corpus), tokenizer, BertPacker(seq, vocab=vocab),
-                               DynamicMasker.from_vocab(vocab, max_predictions=20)).batch(32).prefetch(2)
+    return (
+        pretraining_dataset(
+            text_file_documents(corpus),
+            tokenizer,
+            BertPacker(seq, vocab=vocab),
+            DynamicMasker.from_vocab(vocab, max_predictions=20),
+        )
+        .batch(32)
+        .prefetch(2)
+    )
 
 
 def pipeline_rate(dataset, batches: int) -> float:
@@ -89,8 +99,10 @@ def main(argv=None):
         batch = ({k: v[:size] for k, v in features.items()}, {k: v[:size] for k, v in labels.items()})
         rows[f"{preset}_train_examples_per_s"] = train_rate(preset, len(vocab), batch, 3 if size == 8 else 10)
 
-    print(f"\nPretraining input pipeline vs train step, seq {args.seq}, {os.cpu_count()} CPU cores "
-          f"(pipeline and model share them), TF {tf.__version__}")
+    print(
+        f"\nPretraining input pipeline vs train step, seq {args.seq}, {os.cpu_count()} CPU cores "
+        f"(pipeline and model share them), TF {tf.__version__}"
+    )
     print("| | examples/s | pipeline / this |")
     print("|---|---|---|")
     print(f"| input pipeline (pydoc, tokenise+NSP+pack+mask) | {feed:.1f} | 1.0x |")

@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))                      # this checkout's keras_bert_lite, as the other bench scripts
+sys.path.insert(0, str(ROOT))  # this checkout's keras_bert_lite, as the other bench scripts
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
 
 import common  # noqa: E402  (stdlib only: importable from the torch venv too)
@@ -34,9 +34,14 @@ def layer_shapes(preset: str) -> dict:
     s = common.shape(preset)
     h, i, heads = s["hidden"], s["intermediate"], s["heads"]
     rows, d = BATCH * SEQ, h // heads
-    return {"qkv": (None, rows, h, 3 * h), "attention output": (None, rows, h, h), "ffn in": (None, rows, h, i),
-            "ffn out": (None, rows, i, h), "scores": (BATCH * heads, SEQ, d, SEQ),
-            "context": (BATCH * heads, SEQ, SEQ, d)}
+    return {
+        "qkv": (None, rows, h, 3 * h),
+        "attention output": (None, rows, h, h),
+        "ffn in": (None, rows, h, i),
+        "ffn out": (None, rows, i, h),
+        "scores": (BATCH * heads, SEQ, d, SEQ),
+        "context": (BATCH * heads, SEQ, SEQ, d),
+    }
 
 
 def flops(shape) -> float:
@@ -45,7 +50,9 @@ def flops(shape) -> float:
 
 
 def time_tf(shapes: dict) -> dict:
-    import keras_bert_lite  # noqa: F401, I001  (first: it turns TensorFlow's oneDNN kernels on)
+    import keras_bert_lite  # noqa: F401  (first: it turns TensorFlow's oneDNN kernels on)
+
+    # isort: split
     import tensorflow as tf
 
     out = {}
@@ -72,8 +79,12 @@ def time_torch(shapes: dict) -> dict:
 
 def torch_round(presets: list[str], python: str) -> dict:
     """One round of torch timings, in the torch venv's Python (this script, `--worker torch`)."""
-    done = subprocess.run([python, __file__, "--worker", "torch", "--presets", ",".join(presets)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [python, __file__, "--worker", "torch", "--presets", ",".join(presets)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -89,12 +100,14 @@ def main(argv=None):
     unknown = set(presets) - set(common.PRESETS)
     if unknown:
         parser.error(f"unknown presets {sorted(unknown)}; choose from {','.join(common.PRESETS)}")
-    if args.worker:   # one torch round, printed as JSON for the parent
+    if args.worker:  # one torch round, printed as JSON for the parent
         print(json.dumps({p: time_torch(layer_shapes(p)) for p in presets}))
         return
     if not os.path.exists(args.torch_python):
-        parser.error(f"{args.torch_python} not found: run bench/compare_peers.py once (it creates bench/.venvs/hf) "
-                     "or pass --torch-python")
+        parser.error(
+            f"{args.torch_python} not found: run bench/compare_peers.py once (it creates bench/.venvs/hf) "
+            "or pass --torch-python"
+        )
 
     rounds = {"tf": [], "torch": []}
     for r in range(args.rounds):
@@ -103,21 +116,31 @@ def main(argv=None):
         print(f"round {r + 1}/{args.rounds} done", file=sys.stderr, flush=True)
 
     rows = []
-    print(f"\nMatmul GFLOP/s at the encoder's shapes (batch {BATCH}, seq {SEQ}, fp32, {os.cpu_count()} cores; "
-          f"median of {args.rounds} rounds)\n")
+    print(
+        f"\nMatmul GFLOP/s at the encoder's shapes (batch {BATCH}, seq {SEQ}, fp32, {os.cpu_count()} cores; "
+        f"median of {args.rounds} rounds)\n"
+    )
     print("| preset | product | shape | tf.matmul (oneDNN) | torch.matmul | tf / torch |")
     print("|---|---|---|---|---|---|")
     for p in presets:
         for name, shape in layer_shapes(p).items():
             tf_s = statistics.median(r[p][name] for r in rounds["tf"])
             torch_s = statistics.median(r[p][name] for r in rounds["torch"])
-            row = {"preset": p, "product": name, "shape": shape, "tf_gflops": flops(shape) / tf_s / 1e9,
-                   "torch_gflops": flops(shape) / torch_s / 1e9, "tf_over_torch": torch_s / tf_s}
+            row = {
+                "preset": p,
+                "product": name,
+                "shape": shape,
+                "tf_gflops": flops(shape) / tf_s / 1e9,
+                "torch_gflops": flops(shape) / torch_s / 1e9,
+                "tf_over_torch": torch_s / tf_s,
+            }
             rows.append(row)
             batch, m, k, n = shape
             dims = f"{batch}×" if batch else ""
-            print(f"| {p} | {name} | {dims}{m}×{k}×{n} | {row['tf_gflops']:.0f} | {row['torch_gflops']:.0f} | "
-                  f"{row['tf_over_torch']:.2f}× |")
+            print(
+                f"| {p} | {name} | {dims}{m}×{k}×{n} | {row['tf_gflops']:.0f} | {row['torch_gflops']:.0f} | "
+                f"{row['tf_over_torch']:.2f}× |"
+            )
     common.write_results(args.out, {"batch": BATCH, "seq": SEQ, "rounds": rounds, "rows": rows})
     print(f"\nwrote {args.out}")
 

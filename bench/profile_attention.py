@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import glob
-import json
 import os
 import re
 import subprocess
@@ -60,11 +59,15 @@ sys.path.insert(0, str(PEERS))
 import common  # noqa: E402
 
 CATEGORIES = ("attention", "dense", "layernorm", "embeddings", "other")
-LABELS = {"attention": "attention core (QK^T, scale + mask, softmax, ·V, head transposes)",
-          "dense": "dense projections (QKV, output, FFN matmuls + bias/GELU)",
-          "layernorm": "LayerNorm", "embeddings": "embeddings", "other": "other"}
+LABELS = {
+    "attention": "attention core (QK^T, scale + mask, softmax, ·V, head transposes)",
+    "dense": "dense projections (QKV, output, FFN matmuls + bias/GELU)",
+    "layernorm": "LayerNorm",
+    "embeddings": "embeddings",
+    "other": "other",
+}
 IMPL_LABELS = {"ours": "ours (graph)", "hf": "HF eager", "kerashub": "KerasHub graph"}
-TOP_OPS = 8                # largest ops per category kept in the JSON
+TOP_OPS = 8  # largest ops per category kept in the JSON
 
 # TensorFlow op types that decide the category by themselves (oneDNN rewrites add "_Mkl"/"_Fused" prefixes).
 # Erf: our GELU runs in the block's own scope, not the intermediate Dense's; oneDNN normally fuses it into the
@@ -76,16 +79,32 @@ TF_LAYERNORM_TYPES = re.compile(r"^(_Mkl|_MklNative)*(LayerNorm|FusedBatchNorm(V
 TF_CALL_TYPES = re.compile(r"^(__.*|(Stateful)?PartitionedCall|While|If|StatelessIf|StatelessWhile)$")
 # Keras layer scopes (one component of the node name, a "_1" uniquifier stripped).
 TF_ATTENTION_SCOPES = {"attention", "self_attention_layer", "zz_attention_key_penalty"}
-TF_DENSE_SCOPES = {"query", "key", "value", "attention_output", "intermediate", "output",
-                   "feedforward_intermediate_dense", "feedforward_output_dense", "pooler", "pooled_dense"}
+TF_DENSE_SCOPES = {
+    "query",
+    "key",
+    "value",
+    "attention_output",
+    "intermediate",
+    "output",
+    "feedforward_intermediate_dense",
+    "feedforward_output_dense",
+    "pooler",
+    "pooled_dense",
+}
 
-TORCH_MARK = "module::"    # prefix of the record_function range put around each module's forward
+TORCH_MARK = "module::"  # prefix of the record_function range put around each module's forward
 TORCH_DENSE_MODULES = re.compile(r"^(Linear|BertIntermediate|BertPooler|Tanh|GELU.*|.*Activation)$")
-TORCH_MODULES = {"LayerNorm": "layernorm", "Embedding": "embeddings", "BertEmbeddings": "embeddings",
-                 "BertSelfAttention": "attention", "BertSdpaSelfAttention": "attention"}
+TORCH_MODULES = {
+    "LayerNorm": "layernorm",
+    "Embedding": "embeddings",
+    "BertEmbeddings": "embeddings",
+    "BertSelfAttention": "attention",
+    "BertSdpaSelfAttention": "attention",
+}
 
 
 # ------------------------------------------------------------------------------------------ categories
+
 
 def scope_components(node_name: str) -> set[str]:
     """The scopes of a TensorFlow node name, each without trailing "_<n>" (Keras' uniquifiers, layer indices):
@@ -108,7 +127,7 @@ def tf_category(node_name: str, op_type: str) -> str:
     scopes = scope_components(node_name)
     if "zz_attention_key_penalty" in scopes:
         return "attention"
-    if scopes & TF_DENSE_SCOPES:          # KerasHub's EinsumDense projections run as BatchMatMulV2
+    if scopes & TF_DENSE_SCOPES:  # KerasHub's EinsumDense projections run as BatchMatMulV2
         return "dense"
     if TF_ATTENTION_TYPES.match(op_type):
         return "attention"
@@ -153,13 +172,15 @@ def categorize(impl: str, ops: list[dict]) -> dict:
     total = sum(out[c]["ms"] for c in CATEGORIES)
     for c in CATEGORIES:
         out[c]["share"] = out[c]["ms"] / total if total else 0.0
-        out[c]["top"] = [[label, round(ms, 4)] for label, ms in
-                         sorted(out[c]["top"], key=lambda item: -item[1])[:TOP_OPS]]
+        out[c]["top"] = [
+            [label, round(ms, 4)] for label, ms in sorted(out[c]["top"], key=lambda item: -item[1])[:TOP_OPS]
+        ]
     out["total_ms"] = total
     return out
 
 
 # ------------------------------------------------------------------------------------------ TensorFlow side
+
 
 def tf_op_event(name: str) -> tuple[str, str] | None:
     """(node name, op type) of a host event named like "layer_0/attention/MatMul:_MklMatMul#id=3#"; None for
@@ -170,7 +191,7 @@ def tf_op_event(name: str) -> tuple[str, str] | None:
 
 def self_times(events: list[tuple[int, int, str]]) -> list[tuple[str, int]]:
     """Each event's duration less the events nested in it, for one thread's (start_ps, duration_ps, key) events."""
-    out, stack = [], []                                   # stack: [end, key, self] of open events
+    out, stack = [], []  # stack: [end, key, self] of open events
     for start, duration, key in sorted(events, key=lambda e: (e[0], -e[1])):
         while stack and stack[-1][0] <= start:
             end, k, own = stack.pop()
@@ -199,8 +220,11 @@ def xplane_ops(logdir: str) -> dict[tuple[str, str], float]:
                 continue
             names = {key: meta.name for key, meta in plane.event_metadata.items()}
             for line in plane.lines:
-                events = [(e.offset_ps, e.duration_ps, op) for e in line.events
-                          if (op := tf_op_event(names.get(e.metadata_id, "")))]
+                events = [
+                    (e.offset_ps, e.duration_ps, op)
+                    for e in line.events
+                    if (op := tf_op_event(names.get(e.metadata_id, "")))
+                ]
                 for key, ps in self_times(events):
                     totals[key] = totals.get(key, 0.0) + ps
     return totals
@@ -212,8 +236,9 @@ def profile_tf(run, calls: int, warmup: int) -> dict:
 
     for _ in range(warmup):
         run()
-    options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=3, python_tracer_level=0,
-                                                       device_tracer_level=0)
+    options = tf.profiler.experimental.ProfilerOptions(
+        host_tracer_level=3, python_tracer_level=0, device_tracer_level=0
+    )
     with tempfile.TemporaryDirectory(prefix="profile_attention_") as logdir:
         tf.profiler.experimental.start(logdir, options=options)
         start = time.perf_counter()
@@ -222,8 +247,11 @@ def profile_tf(run, calls: int, warmup: int) -> dict:
         wall = time.perf_counter() - start
         tf.profiler.experimental.stop()
         totals = xplane_ops(logdir)
-    ops = [{"name": name, "op": op, "ms": ps / 1e9 / calls} for (name, op), ps in totals.items()
-           if not TF_CALL_TYPES.match(op)]
+    ops = [
+        {"name": name, "op": op, "ms": ps / 1e9 / calls}
+        for (name, op), ps in totals.items()
+        if not TF_CALL_TYPES.match(op)
+    ]
     calls_ms = sum(ps for (_, op), ps in totals.items() if TF_CALL_TYPES.match(op)) / 1e9 / calls
     return {"ops": ops, "wall_ms": wall * 1e3 / calls, "excluded_call_ops_ms": calls_ms}
 
@@ -252,6 +280,7 @@ def kerashub_forward(preset: str, seq: int, batch: int):
 
 # ------------------------------------------------------------------------------------------ torch side
 
+
 def module_ranges(model) -> list:
     """Puts a `record_function("module::<Class>")` range around every submodule's forward; returns the hooks."""
     import torch
@@ -276,7 +305,7 @@ def innermost_module(event) -> str | None:
     parent = event.cpu_parent
     while parent is not None and not parent.name.startswith(TORCH_MARK):
         parent = parent.cpu_parent
-    return None if parent is None else parent.name[len(TORCH_MARK):]
+    return None if parent is None else parent.name[len(TORCH_MARK) :]
 
 
 def profile_hf(preset: str, seq: int, batch: int, calls: int, warmup: int, precision: str = "float32") -> dict:
@@ -316,6 +345,7 @@ def worker(args) -> None:
     else:
         if args.precision == "bfloat16":
             import keras
+
             keras.mixed_precision.set_global_policy("mixed_bfloat16")
         build = ours_forward if args.worker == "ours" else kerashub_forward
         result = profile_tf(build(args.preset, args.seq, args.batch), args.calls, args.warmup)
@@ -325,6 +355,7 @@ def worker(args) -> None:
 
 # ------------------------------------------------------------------------------------------ orchestration
 
+
 def run_worker(impl: str, args, workdir: str) -> dict:
     """Runs the profile of `impl` in its own venv and process; returns its categorized result or an error."""
     from compare_peers import IMPLEMENTATIONS, runner_env
@@ -333,11 +364,29 @@ def run_worker(impl: str, args, workdir: str) -> dict:
     if not os.path.exists(python):
         return {"error": f"no venv: {python} (bench/compare_peers.py creates it)"}
     out = os.path.join(workdir, f"{impl}.json")
-    command = [python, str(Path(__file__).resolve()), "--worker", impl, "--worker-out", out,
-               "--preset", args.preset, "--seq", str(args.seq), "--batch", str(args.batch),
-               "--calls", str(args.calls), "--warmup", str(args.warmup), "--precision", args.precision]
-    proc = subprocess.run(command, env=runner_env("forward"), cwd=ROOT, capture_output=True, text=True,
-                          timeout=args.timeout)
+    command = [
+        python,
+        str(Path(__file__).resolve()),
+        "--worker",
+        impl,
+        "--worker-out",
+        out,
+        "--preset",
+        args.preset,
+        "--seq",
+        str(args.seq),
+        "--batch",
+        str(args.batch),
+        "--calls",
+        str(args.calls),
+        "--warmup",
+        str(args.warmup),
+        "--precision",
+        args.precision,
+    ]
+    proc = subprocess.run(
+        command, env=runner_env("forward"), cwd=ROOT, capture_output=True, text=True, timeout=args.timeout
+    )
     if proc.returncode or not os.path.exists(out):
         return {"error": f"exit code {proc.returncode}: {proc.stderr[-1500:]}"}
     raw = common.load_json(out)
@@ -348,15 +397,14 @@ def run_worker(impl: str, args, workdir: str) -> dict:
 def markdown(results: dict) -> str:
     """The category table: one row per category, one "ms (share)" column per implementation."""
     impls = [i for i in results if "error" not in results[i]]
-    lines = ["| category | " + " | ".join(IMPL_LABELS[i] for i in impls) + " |",
-             "|---|" + "---|" * len(impls)]
+    lines = ["| category | " + " | ".join(IMPL_LABELS[i] for i in impls) + " |", "|---|" + "---|" * len(impls)]
     for c in CATEGORIES:
         cells = [f"{results[i][c]['ms']:.1f} ms ({100 * results[i][c]['share']:.1f}%)" for i in impls]
         lines.append(f"| {LABELS[c]} | " + " | ".join(cells) + " |")
-    lines.append("| **op time per forward** | " + " | ".join(f"{results[i]['total_ms']:.1f} ms" for i in impls)
-                 + " |")
-    lines.append("| wall time per forward (profiled) | "
-                 + " | ".join(f"{results[i]['wall_ms']:.1f} ms" for i in impls) + " |")
+    lines.append("| **op time per forward** | " + " | ".join(f"{results[i]['total_ms']:.1f} ms" for i in impls) + " |")
+    lines.append(
+        "| wall time per forward (profiled) | " + " | ".join(f"{results[i]['wall_ms']:.1f} ms" for i in impls) + " |"
+    )
     lines += [f"\n{i}: {results[i]['error']}" for i in results if "error" in results[i]]
     return "\n".join(lines)
 
@@ -367,9 +415,13 @@ def parse_args(argv=None):
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--calls", type=int, default=5, help="profiled forward calls per implementation")
-    parser.add_argument("--precision", default="float32", choices=("float32", "bfloat16"),
-                        help="bfloat16: ours and KerasHub under mixed_bfloat16, HF under torch.autocast (as "
-                        "compare_peers --shapes SEQ:bf16 runs them)")
+    parser.add_argument(
+        "--precision",
+        default="float32",
+        choices=("float32", "bfloat16"),
+        help="bfloat16: ours and KerasHub under mixed_bfloat16, HF under torch.autocast (as "
+        "compare_peers --shapes SEQ:bf16 runs them)",
+    )
     parser.add_argument("--warmup", type=int, default=2, help="unprofiled calls before them")
     parser.add_argument("--impls", default="ours,hf,kerashub")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per implementation")
@@ -390,14 +442,28 @@ def main(argv=None):
             print(f"profiling {impl} ({args.preset}, seq {args.seq}, batch {args.batch}) ...", file=sys.stderr)
             results[impl] = run_worker(impl, args, workdir)
     table = markdown(results)
-    print(f"### Op time of the encoder forward: {args.preset}, seq {args.seq}, batch {args.batch}, {args.precision}, "
-          "CPU\n")
+    print(
+        f"### Op time of the encoder forward: {args.preset}, seq {args.seq}, batch {args.batch}, {args.precision}, "
+        "CPU\n"
+    )
     print(table)
-    common.write_results(args.out, {
-        "date": datetime.datetime.now().isoformat(timespec="seconds"), "preset": args.preset, "seq": args.seq,
-        "batch": args.batch, "precision": args.precision, "calls": args.calls, "warmup": args.warmup,
-        "cpu": common.cpuinfo("model name"), "cores": os.cpu_count(), "categories": LABELS,
-        "results": results, "table": table})
+    common.write_results(
+        args.out,
+        {
+            "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "preset": args.preset,
+            "seq": args.seq,
+            "batch": args.batch,
+            "precision": args.precision,
+            "calls": args.calls,
+            "warmup": args.warmup,
+            "cpu": common.cpuinfo("model name"),
+            "cores": os.cpu_count(),
+            "categories": LABELS,
+            "results": results,
+            "table": table,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
 
 import common  # noqa: E402  (bench/peers/common.py: machine_info)
-import keras_bert_lite as kbl  # noqa: E402, I001  (first: it turns oneDNN on)
+
+import keras_bert_lite as kbl  # noqa: E402  (first: it turns oneDNN on)
+
+# isort: split
 import tensorflow as tf  # noqa: E402
 from tensorflow.core.framework import types_pb2  # noqa: E402
 from tensorflow.core.protobuf import meta_graph_pb2  # noqa: E402
@@ -61,8 +64,9 @@ class KeepAlive:
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
     def predict(self, texts):
-        self.connection.request("POST", "/v1/models/bert:predict", json.dumps({"instances": texts}),
-                                {"Content-Type": "application/json"})
+        self.connection.request(
+            "POST", "/v1/models/bert:predict", json.dumps({"instances": texts}), {"Content-Type": "application/json"}
+        )
         response = self.connection.getresponse()
         body = response.read()
         assert response.status == 200, body[:300]
@@ -83,16 +87,20 @@ def paired(calls, clients, batches):
 
 def summary(seconds):
     ordered = sorted(seconds)
-    return {"p50_ms": 1000 * statistics.median(ordered), "p99_ms": 1000 * ordered[int(0.99 * (len(ordered) - 1))],
-            "calls": len(ordered)}
+    return {
+        "p50_ms": 1000 * statistics.median(ordered),
+        "p99_ms": 1000 * ordered[int(0.99 * (len(ordered) - 1))],
+        "calls": len(ordered),
+    }
 
 
 def request_ms(texts, repeats=20):
     """p50 ms of the server's JSON work on a row-format text body: parse it and fill the PredictRequest."""
     infos = {"text": meta_graph_pb2.TensorInfo(dtype=types_pb2.DT_STRING)}
     body = json.dumps({"instances": texts}).encode()
-    return _p50_ms(lambda: fill_inputs(parse_document(body), infos, predict_pb2.PredictRequest(), RequestLimits()),
-                   repeats)
+    return _p50_ms(
+        lambda: fill_inputs(parse_document(body), infos, predict_pb2.PredictRequest(), RequestLimits()), repeats
+    )
 
 
 def response_cost(outputs, repeats=20):
@@ -132,32 +140,50 @@ def main(argv=None):
     server = ServerProcess(base_path, model_name="bert")
     try:
         server.wait_ready(timeout=300)
-        with ServingClient("bert", server.address, timeout=120) as grpc_client, \
-                RestClient("bert", server.url, timeout=120) as rest_client:
+        with (
+            ServingClient("bert", server.address, timeout=120) as grpc_client,
+            RestClient("bert", server.url, timeout=120) as rest_client,
+        ):
             keep_alive = KeepAlive(server.rest_port)
-            clients = {"gRPC (ServingClient)": grpc_client.predict, "REST keep-alive (row format)": keep_alive.predict,
-                       "REST RestClient (new connection)": rest_client.predict}
+            clients = {
+                "gRPC (ServingClient)": grpc_client.predict,
+                "REST keep-alive (row format)": keep_alive.predict,
+                "REST RestClient (new connection)": rest_client.predict,
+            }
             for batch in (1, 32):
-                batches = [texts[i:i + batch] for i in range(0, len(texts) - batch, batch)]
-                paired(10, clients, batches)   # warm-up: the first calls trace the model
+                batches = [texts[i : i + batch] for i in range(0, len(texts) - batch, batch)]
+                paired(10, clients, batches)  # warm-up: the first calls trace the model
                 for name, seconds in paired(args.calls, clients, batches).items():
                     results["rows"].append({"client": name, "batch": batch, **summary(seconds)})
     finally:
         server.terminate()
 
     import tensorflow_text  # noqa: F401  (the tf-serving target's ops, for the in-process JSON timing)
+
     loaded = tf.saved_model.load(path)
     for batch in (1, 32):
         packed = loaded.signatures["preprocess"](text=tf.constant(texts[:batch]))
-        answers = {"serving_default": loaded.signatures["serving_default"](text=tf.constant(texts[:batch])),
-                   "encode": {"sequence_output": loaded.signatures["encode"](**packed)["sequence_output"]}}
+        answers = {
+            "serving_default": loaded.signatures["serving_default"](text=tf.constant(texts[:batch])),
+            "encode": {"sequence_output": loaded.signatures["encode"](**packed)["sequence_output"]},
+        }
         for signature, outputs in answers.items():
             ms, json_size, proto_size = response_cost(outputs)
-            results["json"].append({"outputs": signature, "batch": batch, "request_ms": request_ms(texts[:batch]),
-                                    "response_ms": ms, "response_bytes": json_size, "proto_bytes": proto_size})
+            results["json"].append(
+                {
+                    "outputs": signature,
+                    "batch": batch,
+                    "request_ms": request_ms(texts[:batch]),
+                    "response_ms": ms,
+                    "response_bytes": json_size,
+                    "proto_bytes": proto_size,
+                }
+            )
 
-    print(f"\nPredict through kbl-serve, {args.preset} classifier, one client, calls in alternation "
-          f"({os.cpu_count()} CPU cores)")
+    print(
+        f"\nPredict through kbl-serve, {args.preset} classifier, one client, calls in alternation "
+        f"({os.cpu_count()} CPU cores)"
+    )
     print("| client | batch | p50 ms | p99 ms |")
     print("|---|---|---|---|")
     for r in results["rows"]:
@@ -166,8 +192,10 @@ def main(argv=None):
     print("| outputs | batch | text body -> PredictRequest ms | response -> JSON ms | JSON bytes | proto bytes |")
     print("|---|---|---|---|---|---|")
     for r in results["json"]:
-        print(f"| {r['outputs']} | {r['batch']} | {r['request_ms']:.2f} | {r['response_ms']:.2f} | "
-              f"{r['response_bytes']} | {r['proto_bytes']} |")
+        print(
+            f"| {r['outputs']} | {r['batch']} | {r['request_ms']:.2f} | {r['response_ms']:.2f} | "
+            f"{r['response_bytes']} | {r['proto_bytes']} |"
+        )
     atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
 
 

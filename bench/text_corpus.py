@@ -19,9 +19,18 @@ import pathlib
 import random
 import subprocess
 
-PACKAGES = ("manpages-de", "manpages-es", "manpages-fr", "manpages-ru", "manpages-cs", "manpages-pl", "manpages-ja",
-            "manpages-zh", "iso-codes")
-CACHE = pathlib.Path("/tmp/kbl_text_corpora")   # the unpacked Debian packages, kept between runs
+PACKAGES = (
+    "manpages-de",
+    "manpages-es",
+    "manpages-fr",
+    "manpages-ru",
+    "manpages-cs",
+    "manpages-pl",
+    "manpages-ja",
+    "manpages-zh",
+    "iso-codes",
+)
+CACHE = pathlib.Path("/tmp/kbl_text_corpora")  # the unpacked Debian packages, kept between runs
 PER_SOURCE = 4000
 MAN_LANGUAGES = ("de", "es", "fr", "ru", "cs", "pl", "ja", "zh_CN", "zh_TW")
 

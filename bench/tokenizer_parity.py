@@ -11,14 +11,13 @@ Optionally also compares Hugging Face's BertTokenizerLegacy (run in the referenc
 
 from __future__ import annotations
 
-import os
-import sys
-
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
+import os
 import pathlib  # noqa: E402
 import subprocess  # noqa: E402
+import sys
 import tempfile  # noqa: E402
 
 import tensorflow as tf  # noqa: E402
@@ -56,14 +55,17 @@ def our_ids(tokenizer: BertTokenizer, lines: list[bytes], batch: int = 512) -> l
     tokenize = tf.function(tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     out = []
     for i in range(0, len(lines), batch):
-        out.extend(tokenize(tf.constant(lines[i:i + batch])).to_list())
+        out.extend(tokenize(tf.constant(lines[i : i + batch])).to_list())
     return out
 
 
 def hf_legacy_ids(hf_python: str, vocab_path: pathlib.Path, lower_case: bool, lines_path: str) -> list[list[int]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([hf_python, "-c", HF_LEGACY, str(vocab_path), "1" if lower_case else "0", lines_path,
-                        out.name], check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+        subprocess.run(
+            [hf_python, "-c", HF_LEGACY, str(vocab_path), "1" if lower_case else "0", lines_path, out.name],
+            check=True,
+            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        )
         return json.load(open(out.name))
 
 
@@ -78,15 +80,19 @@ def main():
     for casing, vocab_path, lower_case in (("uncased", uncased_vocab_path(), True), ("cased", CASED_VOCAB, False)):
         vocab = Vocab.from_file(vocab_path)
         expected = reference_ids(vocab, lower_case, lines)
-        results = {variant: our_ids(BertTokenizer(vocab, lower_case=lower_case, variant=variant), lines)
-                   for variant in ("default", "portable")}
+        results = {
+            variant: our_ids(BertTokenizer(vocab, lower_case=lower_case, variant=variant), lines)
+            for variant in ("default", "portable")
+        }
         if args.hf_python:
             results["hf_legacy (not ours)"] = hf_legacy_ids(args.hf_python, vocab_path, lower_case, args.corpus)
         for name, got in results.items():
             bad = [i for i, (g, e) in enumerate(zip(got, expected)) if g != e]
-            print(f"{casing:8s} {name:22s} {len(lines) - len(bad):6d}/{len(lines)} lines identical "
-                  f"= {100 * (len(lines) - len(bad)) / len(lines):.2f}%")
-            for i in bad[:args.show]:
+            print(
+                f"{casing:8s} {name:22s} {len(lines) - len(bad):6d}/{len(lines)} lines identical "
+                f"= {100 * (len(lines) - len(bad)) / len(lines):.2f}%"
+            )
+            for i in bad[: args.show]:
                 print(f"    {lines[i][:120]!r}\n      ours/hf {got[i][:24]}\n      ref     {expected[i][:24]}")
 
 

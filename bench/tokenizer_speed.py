@@ -13,16 +13,14 @@ Without --corpus: the Python documentation (pydoc_data.topics) lines, English. W
 
 from __future__ import annotations
 
-import os
-import sys
-
-
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
+import os
 import pathlib  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
+import sys
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
@@ -62,9 +60,10 @@ def time_ours(variant: str, lines: list[bytes]) -> float:
     from keras_bert_lite.text import BertTokenizer, Vocab
 
     tokenizer = BertTokenizer(Vocab.from_file(model_dir() / "vocab.txt"), lower_case=True, variant=variant)
-    tokenize = tf.function(lambda text: tokenizer.tokenize(text).flat_values,
-                           input_signature=[tf.TensorSpec([None], tf.string)])
-    batches = [tf.constant(lines[i:i + BATCH]) for i in range(0, len(lines), BATCH)]
+    tokenize = tf.function(
+        lambda text: tokenizer.tokenize(text).flat_values, input_signature=[tf.TensorSpec([None], tf.string)]
+    )
+    batches = [tf.constant(lines[i : i + BATCH]) for i in range(0, len(lines), BATCH)]
 
     def run():
         for batch in batches:
@@ -83,10 +82,20 @@ def time_hf(hf_python: str, lines: list[bytes]) -> float:
     with tempfile.NamedTemporaryFile(suffix=".txt") as f:
         f.write(b"".join(line + b"\n" for line in lines))
         f.flush()
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "RAYON_NUM_THREADS": "1",
-               "OMP_NUM_THREADS": "1"}
-        out = subprocess.run([hf_python, "-c", HF_SIDE, str(model_dir() / "tokenizer.json"), f.name, str(BATCH),
-                              str(REPEATS)], check=True, capture_output=True, text=True, env=env)
+        env = {
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "RAYON_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+        }
+        out = subprocess.run(
+            [hf_python, "-c", HF_SIDE, str(model_dir() / "tokenizer.json"), f.name, str(BATCH), str(REPEATS)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -107,7 +116,7 @@ def main():
     if args.corpus:
         corpora["multilingual (text_corpus)"] = open(args.corpus, "rb").read().split(b"\n")[:-1]
     if args.by_source:
-        import text_corpus   # beside this script
+        import text_corpus  # beside this script
 
         corpora.update(text_corpus.corpus(text_corpus.CACHE, text_corpus.PER_SOURCE))
     print(f"{'corpus':28s} {'tokenizer':26s} {'lines/s':>9s} {'MB/s':>7s} {'vs HF fast':>10s}")
@@ -118,16 +127,27 @@ def main():
         for variant in ("default", "portable"):
             seconds[f"keras_bert_lite {variant}"] = time_ours(variant, lines)
         for tokenizer, s in seconds.items():
-            print(f"{name:28s} {tokenizer:26s} {len(lines) / s:9.0f} {megabytes / s:7.2f} "
-                  f"{seconds['HF BertTokenizerFast'] / s:9.2f}x")
-            rows.append({"corpus": name, "tokenizer": tokenizer, "lines": len(lines), "megabytes": megabytes,
-                         "lines_per_s": len(lines) / s, "vs_hf_fast": seconds["HF BertTokenizerFast"] / s})
+            print(
+                f"{name:28s} {tokenizer:26s} {len(lines) / s:9.0f} {megabytes / s:7.2f} "
+                f"{seconds['HF BertTokenizerFast'] / s:9.2f}x"
+            )
+            rows.append(
+                {
+                    "corpus": name,
+                    "tokenizer": tokenizer,
+                    "lines": len(lines),
+                    "megabytes": megabytes,
+                    "lines_per_s": len(lines) / s,
+                    "vs_hf_fast": seconds["HF BertTokenizerFast"] / s,
+                }
+            )
         print(f"{'':28s} ({len(lines)} lines, {megabytes:.2f} MB)")
     if args.out:
         from keras_bert_lite.utils.files import atomic_write_text
 
-        atomic_write_text(args.out, json.dumps({"threads": 1, "batch": BATCH, "repeats": REPEATS, "rows": rows},
-                                               indent=1) + "\n")
+        atomic_write_text(
+            args.out, json.dumps({"threads": 1, "batch": BATCH, "repeats": REPEATS, "rows": rows}, indent=1) + "\n"
+        )
 
 
 if __name__ == "__main__":

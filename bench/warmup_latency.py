@@ -28,7 +28,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench" / "peers"))
 
 import common  # noqa: E402  (bench/peers/common.py: machine_info)
-import keras_bert_lite as kbl  # noqa: E402, I001  (first: it turns oneDNN on)
+
+import keras_bert_lite as kbl  # noqa: E402  (first: it turns oneDNN on)
+
+# isort: split
 
 from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
 from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
@@ -79,7 +82,7 @@ def main(argv=None):
     swap_in(export_dir, base_path, 1, warm=True)
 
     texts = sentences(BATCH * (2 * args.swaps * (args.steady + 1) + 1))
-    batches = iter([texts[i:i + BATCH] for i in range(0, len(texts), BATCH)])
+    batches = iter([texts[i : i + BATCH] for i in range(0, len(texts), BATCH)])
     rounds = []
     server = ServerProcess(base_path, "--poll_seconds", "0.2", model_name="bert")
     try:
@@ -92,10 +95,14 @@ def main(argv=None):
                 server.wait_for_log(f"Successfully loaded servable version {{name: bert version: {version}}}", 600)
                 first = timed(lambda: client.predict(next(batches)))
                 steady = [timed(lambda: client.predict(next(batches))) for _ in range(args.steady)]
-                rounds.append({"version": version, "warm_up": warm, "first_ms": first,
-                               "steady_p50_ms": statistics.median(steady)})
-                print(f"version {version} ({'with' if warm else 'without'} warm-up): first {first:.0f} ms, "
-                      f"steady p50 {statistics.median(steady):.1f} ms", flush=True)
+                rounds.append(
+                    {"version": version, "warm_up": warm, "first_ms": first, "steady_p50_ms": statistics.median(steady)}
+                )
+                print(
+                    f"version {version} ({'with' if warm else 'without'} warm-up): first {first:.0f} ms, "
+                    f"steady p50 {statistics.median(steady):.1f} ms",
+                    flush=True,
+                )
     finally:
         server.terminate()
 
@@ -105,14 +112,20 @@ def main(argv=None):
         first = statistics.median(r["first_ms"] for r in picked)
         steady = statistics.median(r["steady_p50_ms"] for r in picked)
         rows.append({"warm_up": warm, "first_ms": first, "steady_ms": steady, "ratio": first / steady})
-    results = {"machine": common.machine_info(), "model": "all-MiniLM-L6-v2 classifier, seq_length 128",
-               "batch": BATCH, "swaps": args.swaps, "steady_calls": args.steady, "summary": rows, "rounds": rounds}
+    results = {
+        "machine": common.machine_info(),
+        "model": "all-MiniLM-L6-v2 classifier, seq_length 128",
+        "batch": BATCH,
+        "swaps": args.swaps,
+        "steady_calls": args.steady,
+        "summary": rows,
+        "rounds": rounds,
+    }
     print(f"\nFirst Predict after a version swap, gRPC, {BATCH} sentences a call (medians of {args.swaps} swaps)")
     print("| warm-up | first request ms | steady-state p50 ms | first / steady |")
     print("|---|---|---|---|")
     for r in rows:
-        print(f"| {'yes' if r['warm_up'] else 'no'} | {r['first_ms']:.0f} | {r['steady_ms']:.1f} | "
-              f"{r['ratio']:.2f}x |")
+        print(f"| {'yes' if r['warm_up'] else 'no'} | {r['first_ms']:.0f} | {r['steady_ms']:.1f} | {r['ratio']:.2f}x |")
     atomic_write_text(args.out, json.dumps(results, indent=2) + "\n")
 
 

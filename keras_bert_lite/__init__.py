@@ -27,25 +27,40 @@ from keras_bert_lite._version import __version__
 
 # The public API: what the README and the guides use, `__all__`.
 _PUBLIC = {
-    "load": "keras_bert_lite.checkpoints", "minilm_dir": "keras_bert_lite.pretrained",
+    "load": "keras_bert_lite.checkpoints",
+    "minilm_dir": "keras_bert_lite.pretrained",
     "BertConfig": "keras_bert_lite.config",
     **{name: "keras_bert_lite.text" for name in ("BertPacker", "BertTokenizer", "Vocab")},
-    **{name: "keras_bert_lite.models" for name in (
-        "build_classifier", "build_embedder", "build_encoder", "build_multiple_choice", "build_pretrainer",
-        "build_span_labeler", "build_token_classifier", "inference_function")},
-    "TaskSpec": "keras_bert_lite.artifacts", "export_saved_model": "keras_bert_lite.export.exporter",
+    **{
+        name: "keras_bert_lite.models"
+        for name in (
+            "build_classifier",
+            "build_embedder",
+            "build_encoder",
+            "build_multiple_choice",
+            "build_pretrainer",
+            "build_span_labeler",
+            "build_token_classifier",
+            "inference_function",
+        )
+    },
+    "TaskSpec": "keras_bert_lite.artifacts",
+    "export_saved_model": "keras_bert_lite.export.exporter",
     "export_hf": "keras_bert_lite.export.hf",
-    "embed": "keras_bert_lite.text_embedding", "load_text_embedder": "keras_bert_lite.text_embedding",
+    "embed": "keras_bert_lite.text_embedding",
+    "load_text_embedder": "keras_bert_lite.text_embedding",
     "fill_mask": "keras_bert_lite.mask_filling",
 }
 # Also here, for code that uses them: the former loaders (each `load` with a part) and classes the above return.
 _KEPT = {
-    **{name: "keras_bert_lite.checkpoints" for name in (
-        "load_encoder", "load_pretrainer", "load_embedder", "load_masked_lm")},
-    "load_model": "keras_bert_lite.saving", "MaskFill": "keras_bert_lite.mask_filling",
+    **{
+        name: "keras_bert_lite.checkpoints"
+        for name in ("load_encoder", "load_pretrainer", "load_embedder", "load_masked_lm")
+    },
+    "load_model": "keras_bert_lite.saving",
+    "MaskFill": "keras_bert_lite.mask_filling",
     "TextEmbedder": "keras_bert_lite.models.text_embedder",
-    **{name: "keras_bert_lite.models" for name in ("BertPretrainer", "MultipleNegativesRankingLoss",
-                                                   "encoder_config")},
+    **{name: "keras_bert_lite.models" for name in ("BertPretrainer", "MultipleNegativesRankingLoss", "encoder_config")},
 }
 _EXPORTS = {**_PUBLIC, **_KEPT}
 

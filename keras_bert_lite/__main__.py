@@ -21,8 +21,12 @@ TOOLS = """command-line tools (each also runs as the script in tasks/ or export/
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m keras_bert_lite", description=__doc__.split(";")[0],
-                                     epilog=TOOLS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m keras_bert_lite",
+        description=__doc__.split(";")[0],
+        epilog=TOOLS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"keras_bert_lite {_version.__version__}")
     parser.parse_args(argv)
     parser.print_help()

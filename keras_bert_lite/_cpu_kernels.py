@@ -28,6 +28,7 @@ def usable_cores() -> int:
 def visible_device_types() -> frozenset:
     """The types of the devices TensorFlow sees: `{"CPU"}`, `{"CPU", "GPU"}`, ..."""
     import tensorflow as tf
+
     return frozenset(device.device_type for device in tf.config.list_logical_devices())
 
 

@@ -37,13 +37,12 @@ from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.text.vocab import Vocab, table_mismatch
 from keras_bert_lite.utils.deprecation import renamed_attributes
-from keras_bert_lite.utils.errors import InputFileError
 from keras_bert_lite.utils.files import atomic_write_text
 
 PRETRAINER_FILE = "pretrainer.keras"
 ENCODER_FILE = "encoder.keras"
 TASK_MODEL_FILE = "model.keras"
-VOCAB_FILES = ("vocab.txt", "tokenizer.json")     # looked for in this order beside a model
+VOCAB_FILES = ("vocab.txt", "tokenizer.json")  # looked for in this order beside a model
 TASK_SPEC_FILE = "task.json"
 FLAGS_FILE = "flags.json"
 MODEL_CONFIG_FILE = "model_config.json"
@@ -51,15 +50,24 @@ INPUTS_FILE = "inputs.json"
 RUN_LOCK_FILE = "run.lock"
 METRICS_FILE = "metrics.json"
 CHECKPOINTS_DIR = "checkpoints"
-MODEL_FILES = {"encoder": ENCODER_FILE, "pretrainer": PRETRAINER_FILE, "task": TASK_MODEL_FILE}   # part -> its file
+MODEL_FILES = {"encoder": ENCODER_FILE, "pretrainer": PRETRAINER_FILE, "task": TASK_MODEL_FILE}  # part -> its file
 
-DEFAULT_MAX_ANSWER_LENGTH = 30     # tokens, as google-research/bert's run_squad.py
-DEFAULT_TOP_K = 5                  # tokens per mask, as Hugging Face's fill-mask pipeline
-DEFAULT_THRESHOLD = 0.5            # multi-label: a label is predicted when its probability exceeds it
-TASK_TYPES = ("classification", "regression", "token_classification", "span", "multiple_choice", "encoder",
-              "embedding", "fill_mask", "multi_label")
-LABELED_TASKS = ("classification", "token_classification", "multi_label")   # task types with label names
-WINDOWED_TASKS = ("classification", "regression", "multi_label", "token_classification")   # may read in windows
+DEFAULT_MAX_ANSWER_LENGTH = 30  # tokens, as google-research/bert's run_squad.py
+DEFAULT_TOP_K = 5  # tokens per mask, as Hugging Face's fill-mask pipeline
+DEFAULT_THRESHOLD = 0.5  # multi-label: a label is predicted when its probability exceeds it
+TASK_TYPES = (
+    "classification",
+    "regression",
+    "token_classification",
+    "span",
+    "multiple_choice",
+    "encoder",
+    "embedding",
+    "fill_mask",
+    "multi_label",
+)
+LABELED_TASKS = ("classification", "token_classification", "multi_label")  # task types with label names
+WINDOWED_TASKS = ("classification", "regression", "multi_label", "token_classification")  # may read in windows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,8 +114,10 @@ class TaskSpec:
         if tuple(self.text_fields) not in (("text",), ("text", "text_b")):
             raise ValueError(f"text_fields must be ['text'] or ['text', 'text_b'], got {list(self.text_fields)}.")
         if self.task_type == "embedding" and (len(self.text_fields) != 1 or self.labels):
-            raise ValueError("An embedding model takes one text and has no labels: a vector per text (embed each "
-                             "text of a pair on its own).")
+            raise ValueError(
+                "An embedding model takes one text and has no labels: a vector per text (embed each "
+                "text of a pair on its own)."
+            )
         if self.task_type == "span" and len(self.text_fields) != 2:
             raise ValueError("A span (question answering) task takes two texts: text (question), text_b (context).")
         if (self.max_query_length or self.max_answer_length) and self.task_type != "span":
@@ -119,8 +129,9 @@ class TaskSpec:
         if (self.top_k and self.task_type != "fill_mask") or self.top_k < 0:
             raise ValueError(f"top_k {self.top_k}: a setting of fill_mask tasks, >= 1 (0: {DEFAULT_TOP_K}).")
         if (self.threshold and self.task_type != "multi_label") or not 0 <= self.threshold < 1:
-            raise ValueError(f"threshold {self.threshold}: a setting of multi_label tasks, in (0, 1) (0: "
-                             f"{DEFAULT_THRESHOLD}).")
+            raise ValueError(
+                f"threshold {self.threshold}: a setting of multi_label tasks, in (0, 1) (0: {DEFAULT_THRESHOLD})."
+            )
         self._check_windows()
         object.__setattr__(self, "labels", tuple(self.labels))
         object.__setattr__(self, "text_fields", tuple(self.text_fields))
@@ -130,14 +141,20 @@ class TaskSpec:
         and an unknown pooling."""
         if self.doc_stride and self.task_type not in WINDOWED_TASKS:
             raise ValueError(f"doc_stride {self.doc_stride}: a setting of {', '.join(WINDOWED_TASKS)} tasks.")
-        problem = stride_problem(self.seq_length, self.doc_stride, self.is_pair, ("doc_stride", "seq_length")) \
-            if self.doc_stride else ""
+        problem = (
+            stride_problem(self.seq_length, self.doc_stride, self.is_pair, ("doc_stride", "seq_length"))
+            if self.doc_stride
+            else ""
+        )
         if problem or self.doc_stride < 0:
             raise ValueError(problem or f"doc_stride must be >= 0 (0: texts are cut), got {self.doc_stride}.")
-        if self.window_pooling and (self.window_pooling not in POOLING or not self.doc_stride
-                                    or self.task_type == "token_classification"):
-            raise ValueError(f"window_pooling {self.window_pooling!r}: one of {', '.join(POOLING)}, for the windows "
-                             "(doc_stride) of a task with one output per text.")
+        if self.window_pooling and (
+            self.window_pooling not in POOLING or not self.doc_stride or self.task_type == "token_classification"
+        ):
+            raise ValueError(
+                f"window_pooling {self.window_pooling!r}: one of {', '.join(POOLING)}, for the windows "
+                "(doc_stride) of a task with one output per text."
+            )
 
     @property
     def is_pair(self) -> bool:
@@ -231,15 +248,17 @@ def vocab_given_or_beside(vocab: str, init: str, init_flag: str = "--init") -> s
     found = vocab_beside(init) if init else None
     if found:
         return found
-    raise FileNotFoundError(f"--vocab is required: no vocab.txt or tokenizer.json beside {init_flag}. Build one with "
-                            "kbl-vocab, or pass the one the model was trained with.")
+    raise FileNotFoundError(
+        f"--vocab is required: no vocab.txt or tokenizer.json beside {init_flag}. Build one with "
+        "kbl-vocab, or pass the one the model was trained with."
+    )
 
 
 def vocab_beside(model: str) -> str | None:
     """The vocabulary file (`VOCAB_FILES`) beside a model given in any checkpoint format (also a Hugging Face
     model name or a `.zip` archive: `hf_hub.resolve_model`); None when there is none."""
     model = resolve_model(model)
-    base = run_dir_of(model) if os.path.exists(model) else os.path.dirname(model)   # a TF1 prefix has no file
+    base = run_dir_of(model) if os.path.exists(model) else os.path.dirname(model)  # a TF1 prefix has no file
     return next((os.path.join(base, n) for n in VOCAB_FILES if os.path.exists(os.path.join(base, n))), None)
 
 
@@ -276,5 +295,8 @@ def _moved_loaders(name):
 
 
 # Former names, for one release.
-__getattr__ = renamed_attributes(__name__, {"init_vocab": "vocab_given_or_beside", "model_file": "keras_file_of",
-                                            "existing_model_file": "require_keras_file"}, otherwise=_moved_loaders)
+__getattr__ = renamed_attributes(
+    __name__,
+    {"init_vocab": "vocab_given_or_beside", "model_file": "keras_file_of", "existing_model_file": "require_keras_file"},
+    otherwise=_moved_loaders,
+)

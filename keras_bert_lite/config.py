@@ -35,7 +35,7 @@ _PRESET_SHAPES = {
     "base": (12, 768, 12),
     "large": (24, 1024, 16),
 }
-PRESETS = tuple(_PRESET_SHAPES)   # the preset names, smallest first
+PRESETS = tuple(_PRESET_SHAPES)  # the preset names, smallest first
 
 # Original bert_config.json / HF config.json key -> our field.
 _REFERENCE_KEYS = {
@@ -57,13 +57,31 @@ _REFERENCE_ONLY_KEYS = set(_REFERENCE_KEYS) - set(_REFERENCE_KEYS.values())
 # Keys only Hugging Face writes (transformers' PretrainedConfig and BertConfig fields), besides layer_norm_eps
 # (ours too): google-research/bert's bert_config.json has none of them, and every config.json that transformers
 # has saved since 2020 has model_type.
-_HF_KEYS = {"model_type", "architectures", "transformers_version", "pad_token_id", "position_embedding_type",
-            "use_cache", "is_decoder", "classifier_dropout", "torch_dtype", "gradient_checkpointing", "_name_or_path"}
+_HF_KEYS = {
+    "model_type",
+    "architectures",
+    "transformers_version",
+    "pad_token_id",
+    "position_embedding_type",
+    "use_cache",
+    "is_decoder",
+    "classifier_dropout",
+    "torch_dtype",
+    "gradient_checkpointing",
+    "_name_or_path",
+}
 # Activation names per dialect. The original repo's "gelu" is the tanh form; HF's is exact. HF's other names of
 # the same two functions come first: the last name of each is the one to_reference_dict writes.
 _ORIGINAL_ACT = {"gelu": "gelu_approx", "relu": "relu"}
-_HF_ACT = {"gelu_python": "gelu", "gelu_fast": "gelu_approx", "gelu_accurate": "gelu_approx",
-           "gelu": "gelu", "gelu_new": "gelu_approx", "gelu_pytorch_tanh": "gelu_approx", "relu": "relu"}
+_HF_ACT = {
+    "gelu_python": "gelu",
+    "gelu_fast": "gelu_approx",
+    "gelu_accurate": "gelu_approx",
+    "gelu": "gelu",
+    "gelu_new": "gelu_approx",
+    "gelu_pytorch_tanh": "gelu_approx",
+    "relu": "relu",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,15 +117,23 @@ class BertConfig:
     layer_norm_eps: float = 1e-12
 
     def __post_init__(self):
-        for name in ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size",
-                     "max_position_embeddings", "type_vocab_size"):
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "num_layers",
+            "num_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+            "type_vocab_size",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ValueError(f"BertConfig.{name} must be a positive integer, got {value!r}.")
         if self.hidden_size % self.num_heads:
             raise ValueError(
                 f"BertConfig.hidden_size ({self.hidden_size}) must be divisible by num_heads "
-                f"({self.num_heads}); e.g. hidden_size={self.num_heads * max(1, self.hidden_size // self.num_heads)}.")
+                f"({self.num_heads}); e.g. hidden_size={self.num_heads * max(1, self.hidden_size // self.num_heads)}."
+            )
         if self.hidden_act not in ACTIVATIONS:
             raise ValueError(f"BertConfig.hidden_act must be one of {ACTIVATIONS}, got {self.hidden_act!r}.")
         for name in ("hidden_dropout", "attention_dropout", "initializer_range", "layer_norm_eps"):
@@ -147,8 +173,7 @@ class BertConfig:
         if name not in _PRESET_SHAPES:
             raise ValueError(f"Unknown preset {name!r}; choose one of {sorted(_PRESET_SHAPES)}.")
         layers, hidden, heads = _PRESET_SHAPES[name]
-        return cls(num_layers=layers, hidden_size=hidden, num_heads=heads, intermediate_size=4 * hidden,
-                   **overrides)
+        return cls(num_layers=layers, hidden_size=hidden, num_heads=heads, intermediate_size=4 * hidden, **overrides)
 
     @classmethod
     def from_preset(cls, name: str, **overrides) -> "BertConfig":
@@ -221,8 +246,10 @@ class BertConfig:
     def to_reference_dict(self, dialect: str) -> dict[str, Any]:
         """The config as an original `bert_config.json` (`"original"`) or HF `config.json` (`"hf"`) dict."""
         if dialect == "original" and self.hidden_act == "gelu":
-            raise ValueError("The original BERT code has no exact-erf GELU ('gelu' there is the tanh form); "
-                             "use hidden_act='gelu_approx' to write an original bert_config.json.")
+            raise ValueError(
+                "The original BERT code has no exact-erf GELU ('gelu' there is the tanh form); "
+                "use hidden_act='gelu_approx' to write an original bert_config.json."
+            )
         inverse = {v: k for k, v in (_ORIGINAL_ACT if dialect == "original" else _HF_ACT).items()}
         out = {theirs: getattr(self, ours) for theirs, ours in _REFERENCE_KEYS.items()}
         out["hidden_act"] = inverse[self.hidden_act]
@@ -234,7 +261,7 @@ class BertConfig:
 
 
 def _reference_dialect(values: dict[str, Any], weights: str | None) -> str:
-    """"hf" for a config with a key only Hugging Face writes (`_HF_KEYS`); else the dialect of its weights
+    """ "hf" for a config with a key only Hugging Face writes (`_HF_KEYS`); else the dialect of its weights
     ("hf" for HF's); else "original": the original's keys alone are a bert_config.json, whatever the file's name."""
     if set(values) & (_HF_KEYS | {"layer_norm_eps"}) or weights == "hf":
         return "hf"
@@ -251,10 +278,14 @@ def _check_architecture(values: dict[str, Any], source: str) -> None:
     if values.get("model_type", "bert") != "bert":
         raise InputFileError(f"{source}: model_type is {values['model_type']!r}; only 'bert' is supported.")
     if values.get("position_embedding_type", "absolute") != "absolute":
-        raise InputFileError(f"{source}: position_embedding_type {values['position_embedding_type']!r} "
-                             "is not supported (only 'absolute').")
+        raise InputFileError(
+            f"{source}: position_embedding_type {values['position_embedding_type']!r} "
+            "is not supported (only 'absolute')."
+        )
     if values.get("is_decoder", False) is not False:
-        raise InputFileError(f"{source}: is_decoder is {values['is_decoder']!r}: Hugging Face runs this model "
-                             "as a causal decoder (each token attends only to earlier ones), which a keras_bert_lite "
-                             "encoder is not; to use its weights as a bidirectional encoder, set is_decoder to "
-                             "false in the file.")
+        raise InputFileError(
+            f"{source}: is_decoder is {values['is_decoder']!r}: Hugging Face runs this model "
+            "as a causal decoder (each token attends only to earlier ones), which a keras_bert_lite "
+            "encoder is not; to use its weights as a bidirectional encoder, set is_decoder to "
+            "false in the file."
+        )

@@ -31,9 +31,9 @@ import threading
 import zipfile
 import zlib
 
+from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub import constants as hub_constants
 from huggingface_hub import errors as hub_errors
-from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub.errors import (
     HfHubHTTPError,
     HFValidationError,
@@ -47,9 +47,17 @@ from keras_bert_lite.utils.files import cache_dir
 
 # The files of a Hub repository a BERT needs; everything else (pytorch_model.bin, tf_model.h5, flax, onnx/,
 # coreml/) is never downloaded.
-HUB_FILES = ("config.json", "model.safetensors", "model-*-of-*.safetensors", "model.safetensors.index.json",
-             "vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
-LEGACY_ORG = "google-bert"     # bert-base-uncased & co. moved here; the Hub redirects the old names
+HUB_FILES = (
+    "config.json",
+    "model.safetensors",
+    "model-*-of-*.safetensors",
+    "model.safetensors.index.json",
+    "vocab.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
+LEGACY_ORG = "google-bert"  # bert-base-uncased & co. moved here; the Hub redirects the old names
 ARCHIVE_SUFFIX = ".zip"
 # Names of archive members that make a model: TF1 checkpoint indexes, safetensors weights, keras_bert_lite files.
 _CHECKPOINT_SUFFIXES = (".index", ".safetensors", ".keras")
@@ -81,8 +89,9 @@ def split_revision(name: str, revision: str | None = None) -> tuple[str, str | N
 def is_model_name(text: str) -> bool:
     """Whether `text` reads as a Hub model name (`name`, `org/name`, either with `@revision`), not a path."""
     repo_id = text.partition("@")[0]
-    return bool(_REPO_ID.match(repo_id)) and not repo_id.endswith((".keras", ".zip", ".json", ".txt", ".index",
-                                                                   ".safetensors", ".ckpt"))
+    return bool(_REPO_ID.match(repo_id)) and not repo_id.endswith(
+        (".keras", ".zip", ".json", ".txt", ".index", ".safetensors", ".ckpt")
+    )
 
 
 def looks_like_path(text: str) -> bool:
@@ -98,8 +107,10 @@ def looks_like_path(text: str) -> bool:
 
 def offline() -> bool:
     """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, or as huggingface_hub read it at import."""
-    return any(os.environ.get(v, "").upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")) \
+    return (
+        any(os.environ.get(v, "").upper() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
         or hub_constants.HF_HUB_OFFLINE
+    )
 
 
 def hub_timeout() -> float:
@@ -117,12 +128,13 @@ def _hub_answers(repo_id: str, revision: str | None) -> bool:
         try:
             HfApi().model_info(repo_id, revision=revision, timeout=hub_timeout())
             answers.append(True)
-        except HfHubHTTPError:              # 401, 404, 5xx: the Hub answered
+        except HfHubHTTPError:  # 401, 404, 5xx: the Hub answered
             answers.append(True)
         except Exception:  # noqa: BLE001 - no network: a connection, name lookup or timeout error of any client
             pass
         finally:
             done.set()
+
     threading.Thread(target=ask, name="hub-metadata", daemon=True).start()
     done.wait(hub_timeout())
     return bool(answers)
@@ -132,8 +144,7 @@ def hub_cache_dir() -> str:
     """huggingface_hub's cache directory as the environment says now (HF_HUB_CACHE, HUGGINGFACE_HUB_CACHE,
     HF_HOME/hub, XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub: its own order)."""
     env = os.environ
-    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"),
-                                              "huggingface")
+    home = env.get("HF_HOME") or os.path.join(env.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "huggingface")
     path = env.get("HF_HUB_CACHE") or env.get("HUGGINGFACE_HUB_CACHE") or os.path.join(home, "hub")
     return os.path.expandvars(os.path.expanduser(path))
 
@@ -159,15 +170,16 @@ def resolve_model(path: str, revision: str | None = None) -> str:
         InputFileError: a `.zip` archive that cannot be read or holds no checkpoint (`extract_archive`).
     """
     path = os.fspath(path)
-    if os.path.exists(path) or os.path.exists(path + ".index"):      # a TF1 prefix names no file itself
+    if os.path.exists(path) or os.path.exists(path + ".index"):  # a TF1 prefix names no file itself
         if path.endswith(ARCHIVE_SUFFIX) and os.path.isfile(path):
             return extract_archive(path)
         if revision:
             raise ValueError(f"{path} is a local path; revision={revision!r} applies to Hub model names only.")
         return path
     if not is_model_name(path):
-        raise ModelNotFoundError(f"{path}: no such file or directory (and not a Hugging Face model name "
-                                 "[org/]name[@revision]).")
+        raise ModelNotFoundError(
+            f"{path}: no such file or directory (and not a Hugging Face model name [org/]name[@revision])."
+        )
     repo_id, revision = split_revision(path, revision)
     return _snapshot(repo_id, revision, requested=path, path_like=looks_like_path(path))
 
@@ -204,13 +216,19 @@ def _snapshot(repo_id: str, revision: str | None, requested: str, path_like: boo
     incomplete = None
     for i, candidate in enumerate(_aliases(repo_id)):
         try:
-            return snapshot_download(candidate, revision=revision, cache_dir=cache, allow_patterns=list(HUB_FILES),
-                                     local_files_only=local_only or i > 0)
+            return snapshot_download(
+                candidate,
+                revision=revision,
+                cache_dir=cache,
+                allow_patterns=list(HUB_FILES),
+                local_files_only=local_only or i > 0,
+            )
         except HFValidationError as error:
             raise ModelNotFoundError(f"{lead} not a valid Hugging Face model name ({error}).") from None
         except RevisionNotFoundError:
-            raise ModelNotFoundError(f"{head} the Hugging Face model {repo_id} has no revision {revision!r} "
-                                     "(a branch, tag or commit).") from None
+            raise ModelNotFoundError(
+                f"{head} the Hugging Face model {repo_id} has no revision {revision!r} (a branch, tag or commit)."
+            ) from None
         except LocalEntryNotFoundError as error:
             if isinstance(error, _INCOMPLETE):
                 incomplete = error
@@ -218,21 +236,28 @@ def _snapshot(repo_id: str, revision: str | None, requested: str, path_like: boo
             if i == 0 and not local_only:
                 raise ModelNotFoundError(
                     f"{lead} no model {repo_id} on the Hugging Face Hub (a private "
-                    "or gated one needs `hf auth login` first).") from None
-    fill = (f"`hf download {repo_id}{' --revision ' + revision if revision else ''} --cache-dir {cache} "
-            "--include '*.json' --include '*.safetensors' --include vocab.txt`")
+                    "or gated one needs `hf auth login` first)."
+                ) from None
+    fill = (
+        f"`hf download {repo_id}{' --revision ' + revision if revision else ''} --cache-dir {cache} "
+        "--include '*.json' --include '*.safetensors' --include vocab.txt`"
+    )
     if incomplete is not None:
-        raise ModelNotFoundError(f"{head} the cached snapshot of {repo_id} in {cache} is incomplete "
-                                 f"({incomplete}). Complete it with {fill}.") from None
+        raise ModelNotFoundError(
+            f"{head} the cached snapshot of {repo_id} in {cache} is incomplete ({incomplete}). Complete it with {fill}."
+        ) from None
     if hub_off:
         raise ModelNotFoundError(
             f"{lead} the Hugging Face model {repo_id} ({where}) is not in the cache "
             f"{cache}, which is all HF_HUB_OFFLINE=1 allows. Fill the cache on a machine with network: {fill} "
             "(or run once without HF_HUB_OFFLINE=1), or pass a local directory with config.json and "
-            "model.safetensors.")
-    raise ModelNotFoundError(f"{lead} the Hugging Face Hub could not be reached (no answer within "
-                             f"{hub_timeout():g} s; HF_HUB_ETAG_TIMEOUT gives it longer) and {repo_id} ({where}) "
-                             f"is not in the cache {cache}; fill it with {fill}, or pass a local directory.")
+            "model.safetensors."
+        )
+    raise ModelNotFoundError(
+        f"{lead} the Hugging Face Hub could not be reached (no answer within "
+        f"{hub_timeout():g} s; HF_HUB_ETAG_TIMEOUT gives it longer) and {repo_id} ({where}) "
+        f"is not in the cache {cache}; fill it with {fill}, or pass a local directory."
+    )
 
 
 def extract_archive(path: str) -> str:
@@ -247,7 +272,7 @@ def extract_archive(path: str) -> str:
     path = os.path.abspath(path)
     stat = os.stat(path)
     key = hashlib.sha256(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()).hexdigest()[:16]
-    target = os.path.join(archive_cache_dir(), f"{os.path.basename(path)[:-len(ARCHIVE_SUFFIX)]}-{key}")
+    target = os.path.join(archive_cache_dir(), f"{os.path.basename(path)[: -len(ARCHIVE_SUFFIX)]}-{key}")
     if not os.path.isdir(target):
         os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = tempfile.mkdtemp(prefix=".extract-", dir=os.path.dirname(target))
@@ -255,13 +280,14 @@ def extract_archive(path: str) -> str:
             try:
                 with zipfile.ZipFile(path) as archive:
                     _refuse_without_checkpoint(path, archive.namelist())
-                    archive.extractall(tmp)    # member names with '..' or a leading '/' stay inside tmp
-            except (zipfile.BadZipFile, EOFError, zlib.error) as error:   # truncated, or damaged member data
-                raise InputFileError(f"{path}: not a readable .zip archive ({error}); it may be truncated: "
-                                     "download it again.") from None
+                    archive.extractall(tmp)  # member names with '..' or a leading '/' stay inside tmp
+            except (zipfile.BadZipFile, EOFError, zlib.error) as error:  # truncated, or damaged member data
+                raise InputFileError(
+                    f"{path}: not a readable .zip archive ({error}); it may be truncated: download it again."
+                ) from None
             try:
                 os.rename(tmp, target)
-            except OSError:                     # another process extracted it first
+            except OSError:  # another process extracted it first
                 if not os.path.isdir(target):
                     raise
         finally:
@@ -279,7 +305,12 @@ def _refuse_without_checkpoint(path: str, names: list[str]) -> None:
     files = [n for n in names if not n.endswith("/") and not n.startswith("__MACOSX/")]
     if any(os.path.basename(n).endswith(_CHECKPOINT_SUFFIXES) for n in files):
         return
-    held = (f"it holds {', '.join(files[:5])}{f' and {len(files) - 5} more files' if len(files) > 5 else ''}"
-            if files else "it is empty")
-    raise InputFileError(f"{path}: the archive holds no BERT checkpoint (bert_config.json + bert_model.ckpt.* or "
-                         f"config.json + *.safetensors), {held}; pass the .zip or directory of a BERT model.")
+    held = (
+        f"it holds {', '.join(files[:5])}{f' and {len(files) - 5} more files' if len(files) > 5 else ''}"
+        if files
+        else "it is empty"
+    )
+    raise InputFileError(
+        f"{path}: the archive holds no BERT checkpoint (bert_config.json + bert_model.ckpt.* or "
+        f"config.json + *.safetensors), {held}; pass the .zip or directory of a BERT model."
+    )

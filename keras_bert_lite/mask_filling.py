@@ -46,8 +46,15 @@ class MaskFill(typing.NamedTuple):
     scores: tuple[float, ...]
 
 
-def fill_mask(model_or_path, texts, top_k: int = artifacts.DEFAULT_TOP_K, *, vocab: Vocab | str | None = None,
-              lower_case: bool | None = None, batch_size: int = 32):
+def fill_mask(
+    model_or_path,
+    texts,
+    top_k: int = artifacts.DEFAULT_TOP_K,
+    *,
+    vocab: Vocab | str | None = None,
+    lower_case: bool | None = None,
+    batch_size: int = 32,
+):
     """The `top_k` most probable tokens for each `[MASK]` in `texts`.
 
     Each text is tokenised with "[MASK]" (exactly so: "[mask]" is text) kept as the mask token, as Hugging Face's
@@ -79,14 +86,15 @@ def fill_mask(model_or_path, texts, top_k: int = artifacts.DEFAULT_TOP_K, *, voc
     check_argument("top_k", top_k, maximum=len(vocab))
     if not texts:
         return []
-    ids = tokenize_keeping_masks(BertTokenizer(vocab, lower_case=lower_case).tokenize, tf.constant(texts, tf.string),
-                                 vocab)
+    ids = tokenize_keeping_masks(
+        BertTokenizer(vocab, lower_case=lower_case).tokenize, tf.constant(texts, tf.string), vocab
+    )
     positions = max_positions(pretrainer.encoder)
     check_texts(texts, ids.row_lengths().numpy(), _mask_counts(ids, vocab), positions)
     packer = BertPacker(positions, vocab=vocab, dynamic=True)
     fills = []
     for start in range(0, len(texts), batch_size):
-        out = masked_token_predictions(pretrainer, packer(ids[start:start + batch_size]), vocab.mask_id, top_k)
+        out = masked_token_predictions(pretrainer, packer(ids[start : start + batch_size]), vocab.mask_id, top_k)
         fills += _mask_fills(out, vocab)
     return fills
 
@@ -100,8 +108,10 @@ def masked_lm_and_vocab(model_or_path, vocab: Vocab | str | None) -> tuple[BertP
     """
     pretrainer = model_or_path if isinstance(model_or_path, keras.Model) else load_masked_lm(model_or_path)
     if not isinstance(pretrainer, BertPretrainer):
-        raise TypeError(f"fill_mask needs a BertPretrainer (a masked-LM head); got {type(pretrainer).__name__} "
-                        f"{pretrainer.name!r}: pass a checkpoint with one, or kbl.load_masked_lm(path).")
+        raise TypeError(
+            f"fill_mask needs a BertPretrainer (a masked-LM head); got {type(pretrainer).__name__} "
+            f"{pretrainer.name!r}: pass a checkpoint with one, or kbl.load_masked_lm(path)."
+        )
     return pretrainer, artifacts.vocab_for(model_or_path, vocab, pretrainer.get_layer("masked_lm").vocab_size)
 
 
@@ -119,11 +129,12 @@ def check_texts(texts: list[str], lengths, mask_counts, positions: int) -> None:
     """
     for i, (text, length, masks) in enumerate(zip(texts, lengths, mask_counts)):
         if not masks:
-            raise ValueError(f"texts[{i}] {_shown(text)} holds no {MASK}: put {MASK} where a token is to be "
-                             "predicted.")
+            raise ValueError(f"texts[{i}] {_shown(text)} holds no {MASK}: put {MASK} where a token is to be predicted.")
         if length > positions - 2:
-            raise ValueError(f"texts[{i}] {_shown(text)} has {length} tokens, more than the {positions - 2} the "
-                             f"model's {positions} positions leave beside [CLS] and [SEP]: shorten it.")
+            raise ValueError(
+                f"texts[{i}] {_shown(text)} has {length} tokens, more than the {positions - 2} the "
+                f"model's {positions} positions leave beside [CLS] and [SEP]: shorten it."
+            )
 
 
 def _mask_counts(ids: tf.RaggedTensor, vocab: Vocab) -> np.ndarray:
@@ -133,10 +144,20 @@ def _mask_counts(ids: tf.RaggedTensor, vocab: Vocab) -> np.ndarray:
 def _mask_fills(out: dict, vocab: Vocab) -> list[list[MaskFill]]:
     """`masked_token_predictions`' dense outputs as a list of `MaskFill`s per row (padding dropped)."""
     ids, scores, positions = (out[k].numpy() for k in ("token_ids", "scores", "mask_positions"))
-    return [[MaskFill(int(p), tuple(vocab.tokens[t] for t in ids[row, m]), tuple(int(t) for t in ids[row, m]),
-                      tuple(float(s) for s in scores[row, m]))
-             for m, p in enumerate(positions[row]) if p >= 0] for row in range(len(positions))]
+    return [
+        [
+            MaskFill(
+                int(p),
+                tuple(vocab.tokens[t] for t in ids[row, m]),
+                tuple(int(t) for t in ids[row, m]),
+                tuple(float(s) for s in scores[row, m]),
+            )
+            for m, p in enumerate(positions[row])
+            if p >= 0
+        ]
+        for row in range(len(positions))
+    ]
 
 
 def _shown(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")

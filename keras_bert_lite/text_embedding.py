@@ -22,8 +22,14 @@ from keras_bert_lite.models.text_embedder import DEFAULT_BATCH_SIZE, TextEmbedde
 from keras_bert_lite.text import Vocab
 
 
-def load_text_embedder(model_or_path, *, vocab: Vocab | str | None = None, lower_case: bool | None = None,
-                       seq_length: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> TextEmbedder:
+def load_text_embedder(
+    model_or_path,
+    *,
+    vocab: Vocab | str | None = None,
+    lower_case: bool | None = None,
+    seq_length: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> TextEmbedder:
     """A `TextEmbedder` (`embedder(texts) -> float32 [n, D]`) for a checkpoint or an embedder model.
 
     Args:
@@ -43,13 +49,22 @@ def load_text_embedder(model_or_path, *, vocab: Vocab | str | None = None, lower
     model = load_embedder(model_or_path) if is_path else model_or_path
     vocab = artifacts.vocab_for(model_or_path, vocab, model.get_layer("encoder").get_layer("embeddings").vocab_size)
     settings = embedding_settings(model_or_path) if is_path and seq_length is None else None
-    return TextEmbedder(model, vocab, seq_length or (settings and settings.max_seq_length) or None,
-                        batch_size, lower_case=lower_case)
+    return TextEmbedder(
+        model, vocab, seq_length or (settings and settings.max_seq_length) or None, batch_size, lower_case=lower_case
+    )
 
 
-def embed(model_or_path, texts, *, vocab: Vocab | str | None = None, lower_case: bool | None = None,
-          seq_length: int | None = None, batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
+def embed(
+    model_or_path,
+    texts,
+    *,
+    vocab: Vocab | str | None = None,
+    lower_case: bool | None = None,
+    seq_length: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> np.ndarray:
     """float32 `[len(texts), D]`: the vector of each text (a list of str), in order (`load_text_embedder`'s
     arguments). Each call loads and traces anew: for repeated calls, keep a `load_text_embedder`."""
-    return load_text_embedder(model_or_path, vocab=vocab, lower_case=lower_case, seq_length=seq_length,
-                              batch_size=batch_size)(list(texts))
+    return load_text_embedder(
+        model_or_path, vocab=vocab, lower_case=lower_case, seq_length=seq_length, batch_size=batch_size
+    )(list(texts))

@@ -16,7 +16,7 @@ import shlex
 from keras_bert_lite._cpu_kernels import usable_cores, visible_device_types
 from keras_bert_lite.utils.files import cache_dir, writable_dir
 
-AUTOTUNE_CACHE = "xla_gpu_autotune"     # the cache folder (utils.files.cache_dir) of XLA:GPU's autotuning results
+AUTOTUNE_CACHE = "xla_gpu_autotune"  # the cache folder (utils.files.cache_dir) of XLA:GPU's autotuning results
 
 
 def xla_by_default(device_types) -> bool:
@@ -56,8 +56,10 @@ def gpu_compile_flags(xla_flags: str, autotune_dir: str | None, threads: int) ->
     Returns:
         The new XLA_FLAGS value.
     """
-    ours = {"xla_gpu_enable_llvm_module_compilation_parallelism": "true",
-            "xla_gpu_force_compilation_parallelism": str(threads)}
+    ours = {
+        "xla_gpu_enable_llvm_module_compilation_parallelism": "true",
+        "xla_gpu_force_compilation_parallelism": str(threads),
+    }
     if autotune_dir:
         ours["xla_gpu_per_fusion_autotune_cache_dir"] = f'"{autotune_dir}"' if " " in autotune_dir else autotune_dir
     given = {flag.lstrip("-").split("=")[0] for flag in shlex.split(xla_flags)}
@@ -75,5 +77,6 @@ def configure_gpu_compiles() -> None:
     """
     if "GPU" not in visible_device_types():
         return
-    os.environ["XLA_FLAGS"] = gpu_compile_flags(os.environ.get("XLA_FLAGS", ""),
-                                                writable_dir(cache_dir(AUTOTUNE_CACHE)), usable_cores())
+    os.environ["XLA_FLAGS"] = gpu_compile_flags(
+        os.environ.get("XLA_FLAGS", ""), writable_dir(cache_dir(AUTOTUNE_CACHE)), usable_cores()
+    )

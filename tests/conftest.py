@@ -8,7 +8,9 @@ import collections
 import importlib.util
 import pathlib
 
-import keras_bert_lite  # noqa: F401, I001  (first: it turns on oneDNN before TensorFlow loads, as for users)
+import keras_bert_lite  # noqa: F401  (first: it turns on oneDNN before TensorFlow loads, as for users)
+
+# isort: split
 import keras
 import numpy as np
 import pytest
@@ -28,8 +30,9 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture
 def tiny_config():
     """L2 H32 A4, vocab 120: small enough for any test, big enough to exercise every code path."""
-    return BertConfig(vocab_size=120, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
-                      max_position_embeddings=64)
+    return BertConfig(
+        vocab_size=120, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64, max_position_embeddings=64
+    )
 
 
 @pytest.fixture

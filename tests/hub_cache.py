@@ -25,8 +25,9 @@ def commit_hash(seed: str) -> str:
     return hashlib.sha1(seed.encode()).hexdigest()
 
 
-def write_snapshot(cache, repo_id: str, files: dict[str, bytes | str | os.PathLike], commit: str,
-                   refs: tuple[str, ...] = ("main",)) -> pathlib.Path:
+def write_snapshot(
+    cache, repo_id: str, files: dict[str, bytes | str | os.PathLike], commit: str, refs: tuple[str, ...] = ("main",)
+) -> pathlib.Path:
     """Adds one snapshot (`files`: name -> bytes or a path to copy) of `repo_id` at `commit`, pointed to by each
     of `refs`; returns the snapshot directory."""
     repo = repo_folder(cache, repo_id)

@@ -20,6 +20,7 @@ def interrupt_when(command, ready, timeout: float = 600) -> tuple[int, str, floa
     def read():
         for line in process.stdout:
             lines.append(line)
+
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     deadline = time.monotonic() + timeout

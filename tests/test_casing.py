@@ -23,36 +23,94 @@ def test_a_cased_vocabulary_stays_cased_end_to_end(tmp_path, pydoc_corpus):
     assert recorded_casing(vocab_path)[0] is False
 
     pretrained = str(tmp_path / "pretrain")
-    pretrain.run(pretrain.parse_args([
-        "--input_files", pydoc_corpus[0], "--vocab", vocab_path, "--preset", "tiny", "--model_dir", pretrained,
-        "--seq_length", "32", "--batch_size", "4", "--steps", "2", "--log_every", "1", "--quiet"]))
+    pretrain.run(
+        pretrain.parse_args(
+            [
+                "--input_files",
+                pydoc_corpus[0],
+                "--vocab",
+                vocab_path,
+                "--preset",
+                "tiny",
+                "--model_dir",
+                pretrained,
+                "--seq_length",
+                "32",
+                "--batch_size",
+                "4",
+                "--steps",
+                "2",
+                "--log_every",
+                "1",
+                "--quiet",
+            ]
+        )
+    )
     assert json.loads(open(f"{pretrained}/tokenizer_config.json").read())["do_lower_case"] is False
 
     rows = [{"text": t, "label": label} for t, label in zip(TEXTS * 4, ["a", "b"] * 4)]
     data = write_csv(tmp_path / "train.csv", rows)
     finetuned = str(tmp_path / "finetune")
-    glue.run(glue.parse_args(["--init", pretrained, "--train_file", data, "--dev_file", data, "--model_dir", finetuned,
-                              "--epochs", "1", "--batch_size", "4", "--seq_length", "32", "--quiet"]))
+    glue.run(
+        glue.parse_args(
+            [
+                "--init",
+                pretrained,
+                "--train_file",
+                data,
+                "--dev_file",
+                data,
+                "--model_dir",
+                finetuned,
+                "--epochs",
+                "1",
+                "--batch_size",
+                "4",
+                "--seq_length",
+                "32",
+                "--quiet",
+            ]
+        )
+    )
     assert json.loads(open(f"{finetuned}/task.json").read())["lower_case"] is False
 
-    served = tf.saved_model.load(export.run(export.parse_args(["--model", finetuned, "--model_base_path",
-                                                               str(tmp_path / "exports")])))
+    served = tf.saved_model.load(
+        export.run(export.parse_args(["--model", finetuned, "--model_base_path", str(tmp_path / "exports")]))
+    )
     ids = served.signatures["preprocess"](text=tf.constant(TEXTS))["input_word_ids"].numpy()
     cased = Vocab.from_file(vocab_path)
     expected = BertPacker(32, vocab=cased)(BertTokenizer(cased, lower_case=False).tokenize(tf.constant(TEXTS)))
     assert (ids == expected["input_word_ids"].numpy()).all()
-    uncased_ids = BertPacker(32, vocab=cased)(BertTokenizer(cased, lower_case=False).tokenize(
-        tf.constant([t.lower() for t in TEXTS])))["input_word_ids"].numpy()
-    assert (ids[0] != uncased_ids[0]).any()            # the casing changed the ids: the check can tell
+    uncased_ids = BertPacker(32, vocab=cased)(
+        BertTokenizer(cased, lower_case=False).tokenize(tf.constant([t.lower() for t in TEXTS]))
+    )["input_word_ids"].numpy()
+    assert (ids[0] != uncased_ids[0]).any()  # the casing changed the ids: the check can tell
 
-    with pytest.raises(SettingsError, match=r"--lower_case true contradicts the vocabulary: .*tokenizer_config"
-                                            r"\.json says it is cased"):
-        glue.run(glue.parse_args(["--init", pretrained, "--train_file", data, "--dev_file", data,
-                                  "--model_dir", str(tmp_path / "other"), "--lower_case", "true"]))
+    with pytest.raises(
+        SettingsError,
+        match=r"--lower_case true contradicts the vocabulary: .*tokenizer_config"
+        r"\.json says it is cased",
+    ):
+        glue.run(
+            glue.parse_args(
+                [
+                    "--init",
+                    pretrained,
+                    "--train_file",
+                    data,
+                    "--dev_file",
+                    data,
+                    "--model_dir",
+                    str(tmp_path / "other"),
+                    "--lower_case",
+                    "true",
+                ]
+            )
+        )
 
 
 def test_casing_sources(tmp_path, uncased_vocab_path):
-    assert Vocab.from_file(uncased_vocab_path).lower_case is True              # HF tokenizer_config.json
+    assert Vocab.from_file(uncased_vocab_path).lower_case is True  # HF tokenizer_config.json
     tokens = Vocab.from_file(uncased_vocab_path).tokens
     assert inferred_casing(tokens) is True
     assert inferred_casing(list(tokens) + [t.capitalize() for t in tokens[2000:3000]]) is False
@@ -73,41 +131,64 @@ def test_casing_sources(tmp_path, uncased_vocab_path):
 def test_a_second_vocabulary_with_the_other_casing_needs_its_own_directory(tmp_path, monkeypatch):
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "film", "##s"]
     Vocab(tokens, lower_case=True).save(tmp_path / "uncased.txt")
-    Vocab(tokens, lower_case=False).save(tmp_path / "uncased.txt")       # replacing the same file: its casing goes
+    Vocab(tokens, lower_case=False).save(tmp_path / "uncased.txt")  # replacing the same file: its casing goes
     assert Vocab.from_file(tmp_path / "uncased.txt").lower_case is False
     Vocab(tokens, lower_case=True).save(tmp_path / "uncased.txt")
-    with pytest.raises(InputFileError, match=r"tokenizer_config\.json records that .*uncased\.txt beside it is "
-                                             r"uncased; writing the cased cased\.txt there would change that"):
+    with pytest.raises(
+        InputFileError,
+        match=r"tokenizer_config\.json records that .*uncased\.txt beside it is "
+        r"uncased; writing the cased cased\.txt there would change that",
+    ):
         Vocab(tokens, lower_case=False).save(tmp_path / "cased.txt")
-    assert not (tmp_path / "cased.txt").exists()                           # nothing written
+    assert not (tmp_path / "cased.txt").exists()  # nothing written
     assert Vocab.from_file(tmp_path / "uncased.txt").lower_case is True
     monkeypatch.setattr(vocab, "train_vocab", lambda *args, **kwargs: pytest.fail("trained before refusing"))
     with pytest.raises(SystemExit, match="error: .*records that .*uncased.txt beside it is uncased"):
-        vocab.main(["--input", str(tmp_path / "uncased.txt"), "--output", str(tmp_path / "cased.txt"),
-                    "--vocab_size", "20", "--lower_case", "false"])
+        vocab.main(
+            [
+                "--input",
+                str(tmp_path / "uncased.txt"),
+                "--output",
+                str(tmp_path / "cased.txt"),
+                "--vocab_size",
+                "20",
+                "--lower_case",
+                "false",
+            ]
+        )
 
 
 def test_casing_records_must_be_json_booleans(tmp_path):
     (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
     (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": "false"}')
-    with pytest.raises(InputFileError, match=r"tokenizer_config\.json: field 'do_lower_case' is 'false'; it must "
-                                             "be JSON true or false"):
+    with pytest.raises(
+        InputFileError,
+        match=r"tokenizer_config\.json: field 'do_lower_case' is 'false'; it must "
+        "be JSON true or false",
+    ):
         Vocab.from_file(tmp_path / "vocab.txt")
 
 
-@pytest.mark.parametrize("field, value", [("do_basic_tokenize", False), ("tokenize_chinese_chars", False),
-                                          ("tokenizer_class", "BertJapaneseTokenizer")])
+@pytest.mark.parametrize(
+    "field, value",
+    [("do_basic_tokenize", False), ("tokenize_chinese_chars", False), ("tokenizer_class", "BertJapaneseTokenizer")],
+)
 def test_a_tokenizer_config_asking_for_another_tokenization_is_refused(tmp_path, field, value):
     """Hugging Face skips the BasicTokenizer, keeps CJK characters together or runs MeCab for these; they were
     ignored, so the token ids silently differed from the model's."""
     (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\n")
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, field: value}))
-    with pytest.raises(InputFileError, match=rf"tokenizer_config\.json: field '{field}' is .*would not be the "
-                                             "model's"):
+    with pytest.raises(
+        InputFileError,
+        match=rf"tokenizer_config\.json: field '{field}' is .*would not be the "
+        "model's",
+    ):
         Vocab.from_file(tmp_path / "vocab.txt")
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True, "do_basic_tokenize": True,
-                                                                "tokenizer_class": "BertTokenizerFast"}))
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"do_lower_case": True, "do_basic_tokenize": True, "tokenizer_class": "BertTokenizerFast"})
+    )
     assert Vocab.from_file(tmp_path / "vocab.txt").lower_case is True
-    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": True,
-                                                                "tokenizer_class": "ElectraTokenizerFast"}))
-    assert Vocab.from_file(tmp_path / "vocab.txt").lower_case is True      # a subclass that tokenizes as BERT's
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"do_lower_case": True, "tokenizer_class": "ElectraTokenizerFast"})
+    )
+    assert Vocab.from_file(tmp_path / "vocab.txt").lower_case is True  # a subclass that tokenizes as BERT's

@@ -36,10 +36,14 @@ def test_an_untied_mlm_decoder_is_refused_or_tied_with_a_warning(tmp_path, caplo
     def untie(tensors):
         shape = tensors["bert.embeddings.word_embeddings.weight"].shape
         tensors["cls.predictions.decoder.weight"] = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+
     path = edited_copy(tmp_path, untie)
-    with pytest.raises(CheckpointMismatchError, match=r"its MLM decoder \(cls.predictions.decoder.weight\) is not "
-                                                      r"tied to the word embeddings.*"
-                                                      r"part=\"pretrainer\", new_heads=True"):
+    with pytest.raises(
+        CheckpointMismatchError,
+        match=r"its MLM decoder \(cls.predictions.decoder.weight\) is not "
+        r"tied to the word embeddings.*"
+        r"part=\"pretrainer\", new_heads=True",
+    ):
         load_pretrainer(path)
     with caplog.at_level(logging.WARNING):
         tied = load_pretrainer(path, new_heads=True)
@@ -47,7 +51,7 @@ def test_an_untied_mlm_decoder_is_refused_or_tied_with_a_warning(tmp_path, caplo
     golden = np.load(GOLDEN_DIR / "hf_tiny_pretraining.npz")
     assert np.abs(outputs(tied)["mlm_logits"].numpy() - golden["mlm_logits"]).max() <= 1e-5
     caplog.clear()
-    load_encoder(path)                                        # the encoder alone: the decoder does not matter
+    load_encoder(path)  # the encoder alone: the decoder does not matter
     assert "decoder" not in caplog.text
 
 
@@ -55,6 +59,7 @@ def test_a_tied_decoder_saved_twice_loads_as_it_is(tmp_path, caplog):
     def duplicate(tensors):
         tensors["cls.predictions.decoder.weight"] = tensors["bert.embeddings.word_embeddings.weight"].copy()
         tensors["cls.predictions.decoder.bias"] = tensors["cls.predictions.bias"].copy()
+
     with caplog.at_level(logging.WARNING):
         load_pretrainer(edited_copy(tmp_path, duplicate))
     assert "decoder" not in caplog.text
@@ -62,12 +67,20 @@ def test_a_tied_decoder_saved_twice_loads_as_it_is(tmp_path, caplog):
 
 def test_a_masked_lm_checkpoint_continues_pretraining_with_a_new_pooler_and_nsp_head(tmp_path, caplog):
     def masked_lm(tensors):
-        for key in ("bert.pooler.dense.weight", "bert.pooler.dense.bias", "cls.seq_relationship.weight",
-                    "cls.seq_relationship.bias"):
+        for key in (
+            "bert.pooler.dense.weight",
+            "bert.pooler.dense.bias",
+            "cls.seq_relationship.weight",
+            "cls.seq_relationship.bias",
+        ):
             del tensors[key]
+
     path = edited_copy(tmp_path, masked_lm)
-    with pytest.raises(CheckpointMismatchError, match=r"has no pooler and no next-sentence head \(a model saved "
-                                                      r"without them\); pass new_heads=True"):
+    with pytest.raises(
+        CheckpointMismatchError,
+        match=r"has no pooler and no next-sentence head \(a model saved "
+        r"without them\); pass new_heads=True",
+    ):
         load_pretrainer(path)
     with caplog.at_level(logging.WARNING):
         pretrainer = load_pretrainer(path, new_heads=True)

@@ -36,9 +36,15 @@ def test_help_is_quiet_and_shows_each_default_once(tmp_path):
     assert "(default: )" not in text and "(default: 32)" in text and text.count("(default: 2e-05)") == 1
 
 
-@pytest.mark.parametrize("job, dest, shown", [
-    (PretrainingJob, "seed", "(default: 0)"), (SquadJob, "null_score_diff_threshold", "(default: 0.0)"),
-    (SquadJob, "seeds", "(default: 0)"), (SquadJob, "epochs", "(default: 2)")])
+@pytest.mark.parametrize(
+    "job, dest, shown",
+    [
+        (PretrainingJob, "seed", "(default: 0)"),
+        (SquadJob, "null_score_diff_threshold", "(default: 0.0)"),
+        (SquadJob, "seeds", "(default: 0)"),
+        (SquadJob, "epochs", "(default: 2)"),
+    ],
+)
 def test_help_shows_a_default_of_zero_once(job, dest, shown):
     # 0 == False: a check by `in (None, "", (), False)` hid these defaults.
     helps = {action.dest: action.help for action in build_parser(job, "")._actions}
@@ -49,16 +55,32 @@ def test_help_shows_a_default_of_zero_once(job, dest, shown):
 
 @pytest.mark.slow
 def test_a_redirected_pretraining_log_is_plain(tmp_path, pydoc_corpus, uncased_vocab_path):
-    command = [os.path.join(BIN, "kbl-pretrain"), "--input_files", pydoc_corpus[0], "--vocab", uncased_vocab_path,
-               "--preset", "tiny", "--model_dir", str(tmp_path / "run"), "--seq_length", "32", "--batch_size", "4",
-               "--steps", "4", "--log_every", "2"]
+    command = [
+        os.path.join(BIN, "kbl-pretrain"),
+        "--input_files",
+        pydoc_corpus[0],
+        "--vocab",
+        uncased_vocab_path,
+        "--preset",
+        "tiny",
+        "--model_dir",
+        str(tmp_path / "run"),
+        "--seq_length",
+        "32",
+        "--batch_size",
+        "4",
+        "--steps",
+        "4",
+        "--log_every",
+        "2",
+    ]
     code, text = run_logged(tmp_path, command)
     assert code == 0, text[-3000:]
     assert "I0000" not in text and "\x1b" not in text and "\b" not in text, text[:3000]
-    assert "cuInit" not in text and "Sharding callback" not in text, text[:3000]     # TensorFlow's, after start-up
-    assert "step 4: mlm_loss" in text                  # off a terminal: one log line per interval
+    assert "cuInit" not in text and "Sharding callback" not in text, text[:3000]  # TensorFlow's, after start-up
+    assert "step 4: mlm_loss" in text  # off a terminal: one log line per interval
     code, text = run_logged(tmp_path, command + ["--verbose", "--steps", "6"])
-    assert code == 0 and "I0000" in text and "Sharding callback" in text      # --verbose shows TensorFlow's lines
+    assert code == 0 and "I0000" in text and "Sharding callback" in text  # --verbose shows TensorFlow's lines
 
 
 # What a command's process writes to fd 2 as TensorFlow's C++ side does, and then how it ends.
@@ -81,8 +103,8 @@ def test_stderr_is_filtered_for_the_whole_run_and_drained_however_it_ends(tmp_pa
     code, text = run_logged(tmp_path, [sys.executable, "-c", FILTERED, ending])
     assert "service.cc" not in text and "cuInit" not in text
     assert "E0000 00:00:1795.3 7 some_kernel.cc:9] a real error\n" in text and "a line of Python's\n" in text
-    if ending == "abort":                   # the filter outlives the process: the lines before a crash are kept
+    if ending == "abort":  # the filter outlives the process: the lines before a crash are kept
         assert code == -signal.SIGABRT
-    else:                                   # the last line comes after everything the filter passed on
+    else:  # the last line comes after everything the filter passed on
         assert code == 1 and text.endswith("error: the command's last line\n")
         assert text.index("a real error") < text.index("error: the command's last line")

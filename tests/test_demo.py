@@ -20,7 +20,7 @@ MARGIN = 0.03
 
 
 def test_every_run_gets_a_fresh_directory(tmp_path):
-    first, second = new_run_dir(str(tmp_path)), new_run_dir(str(tmp_path))   # same second: a suffix
+    first, second = new_run_dir(str(tmp_path)), new_run_dir(str(tmp_path))  # same second: a suffix
     assert first != second and os.path.isdir(first) and os.path.isdir(second)
     assert os.listdir(first) == [] and os.path.basename(first).startswith("demo-")
 
@@ -39,8 +39,14 @@ def fast_demo(tmp_path_factory):
     """One DEMO_FAST=1 run: (stdout, run directory, summary.json)."""
     runs = tmp_path_factory.mktemp("runs")
     env = dict(os.environ, DEMO_FAST="1", TF_CPP_MIN_LOG_LEVEL="2")
-    out = subprocess.run([sys.executable, "-m", "keras_bert_lite.demo", "--runs_dir", str(runs)], cwd=REPO,
-                         capture_output=True, text=True, env=env, timeout=1200)
+    out = subprocess.run(
+        [sys.executable, "-m", "keras_bert_lite.demo", "--runs_dir", str(runs)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     (run_dir,) = [os.path.join(runs, d) for d in os.listdir(runs)]
     with open(os.path.join(run_dir, "summary.json"), encoding="utf-8") as f:
@@ -54,8 +60,17 @@ def test_fast_demo_runs_every_stage_and_prints_the_summary(fast_demo):
         assert f"[{stage}/6]" in stdout
     assert "Each step by hand" in stdout and "majority-class baseline" in stdout
     tools = [command.split()[0] for command in summary["commands"]]
-    assert tools == ["kbl-vocab", "kbl-pretrain", "kbl-glue", "kbl-glue", "kbl-glue", "kbl-glue", "kbl-export",
-                     "kbl-serve", "kbl-client"]
+    assert tools == [
+        "kbl-vocab",
+        "kbl-pretrain",
+        "kbl-glue",
+        "kbl-glue",
+        "kbl-glue",
+        "kbl-glue",
+        "kbl-export",
+        "kbl-serve",
+        "kbl-client",
+    ]
     results = summary["results"]
     assert results["export"]["versions"] == ["1"]
     assert os.path.exists(os.path.join(run_dir, "exports", "reviews", "1", "saved_model.pb"))
@@ -79,7 +94,7 @@ def test_fast_demo_pretrains_on_in_domain_text_it_does_not_fine_tune_on(fast_dem
     assert f"--input_files {data['unlabeled_file']} " in summary["commands"][1]
     vocab = Vocab.from_file(os.path.join(run_dir, "vocab.txt"))
     assert vocab.lower_case and 6000 < len(vocab) < 12_000
-    assert {"movie", "comedy", "actors", "performances", "screenplay"} <= set(vocab.tokens)   # not in Python's docs
+    assert {"movie", "comedy", "actors", "performances", "screenplay"} <= set(vocab.tokens)  # not in Python's docs
 
 
 @pytest.mark.slow

@@ -44,11 +44,11 @@ ATTRIBUTES = [
 
 @pytest.mark.parametrize("old, new", MODULES.items())
 def test_former_module_is_the_new_module_and_warns_at_the_import(old, new):
-    sys.modules.pop(old, None)            # an earlier import would skip the module's body, and its warning
+    sys.modules.pop(old, None)  # an earlier import would skip the module's body, and its warning
     with pytest.warns(DeprecationWarning, match=f"{re.escape(old)} is deprecated .*: use {re.escape(new)}") as seen:
         exec(compile(f"import {old}", __file__, "exec"), {})
     assert sys.modules[old] is importlib.import_module(new)
-    assert [w.filename for w in seen if w.category is DeprecationWarning] == [__file__]    # the import is blamed
+    assert [w.filename for w in seen if w.category is DeprecationWarning] == [__file__]  # the import is blamed
 
 
 def test_former_module_names_reach_private_names_too():
@@ -56,13 +56,16 @@ def test_former_module_names_reach_private_names_too():
     with pytest.warns(DeprecationWarning):
         from keras_bert_lite.hub_names import _snapshot, resolve_model
     from keras_bert_lite import hf_hub
+
     assert (_snapshot, resolve_model) == (hf_hub._snapshot, hf_hub.resolve_model)
 
 
 @pytest.mark.parametrize("module, old, new", ATTRIBUTES, ids=lambda v: v if isinstance(v, str) else v.__name__)
 def test_former_attribute_is_the_new_one_and_warns(module, old, new):
-    with pytest.warns(DeprecationWarning, match=f"{re.escape(module.__name__)}.{old} is deprecated .*: use "
-                                                f"{re.escape(module.__name__)}.{new}") as seen:
+    with pytest.warns(
+        DeprecationWarning,
+        match=f"{re.escape(module.__name__)}.{old} is deprecated .*: use {re.escape(module.__name__)}.{new}",
+    ) as seen:
         value = getattr(module, old)
     assert value is getattr(module, new)
     assert [w.filename for w in seen if w.category is DeprecationWarning] == [__file__]
@@ -72,7 +75,7 @@ def test_former_attribute_is_the_new_one_and_warns(module, old, new):
 def test_unknown_attribute_is_still_an_attribute_error():
     for module in (artifacts, layers, dropout_module):
         with pytest.raises(AttributeError, match="has no attribute 'Droput'"):
-            module.Droput                                                            # noqa: B018
+            module.Droput  # noqa: B018
     assert artifacts.load_trained is importlib.import_module("keras_bert_lite.checkpoints").load_trained
 
 

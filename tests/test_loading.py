@@ -20,17 +20,21 @@ from tests.conftest import GOLDEN_DIR
 from tests.test_checkpoints import tiny_tf1_checkpoint  # noqa: F401  (a fixture)
 
 # The order, as documented in `kbl.load`: the part's own file, then encoder.keras, pretrainer.keras, model.keras.
-ORDER = {"encoder": ("encoder.keras", "pretrainer.keras", "model.keras"),
-         "pretrainer": ("pretrainer.keras", "encoder.keras", "model.keras"),
-         "task": ("model.keras", "encoder.keras", "pretrainer.keras")}
+ORDER = {
+    "encoder": ("encoder.keras", "pretrainer.keras", "model.keras"),
+    "pretrainer": ("pretrainer.keras", "encoder.keras", "model.keras"),
+    "task": ("model.keras", "encoder.keras", "pretrainer.keras"),
+}
 # Each former entry point, and the part of `kbl.load` it stands for.
-FORMER = {"load_encoder": (checkpoints.load_encoder, "encoder"),
-          "load_pretrainer": (checkpoints.load_pretrainer, "pretrainer"),
-          "load_masked_lm": (checkpoints.load_masked_lm, "pretrainer"),
-          "load_model": (saving.load_model, "task"),
-          "load_trained": (artifacts.load_trained, "task"),
-          "load_keras_file": (artifacts.load_keras_file, "task"),
-          "load_embedder": (checkpoints.load_embedder, "task")}
+FORMER = {
+    "load_encoder": (checkpoints.load_encoder, "encoder"),
+    "load_pretrainer": (checkpoints.load_pretrainer, "pretrainer"),
+    "load_masked_lm": (checkpoints.load_masked_lm, "pretrainer"),
+    "load_model": (saving.load_model, "task"),
+    "load_trained": (artifacts.load_trained, "task"),
+    "load_keras_file": (artifacts.load_keras_file, "task"),
+    "load_embedder": (checkpoints.load_embedder, "task"),
+}
 RUN_FILES = ("encoder.keras", "pretrainer.keras", "model.keras")
 
 
@@ -42,8 +46,10 @@ class Read(Exception):
 def first_read(monkeypatch):
     """`first_read(call)`: the name of the file `call()` reads first, or the name of the exception it raises
     before reading any."""
+
     def spy(path, *args, **kwargs):
         raise Read(os.fspath(path))
+
     monkeypatch.setattr(keras.saving, "load_model", spy)
     monkeypatch.setattr(readers, "load_file", spy)
     monkeypatch.setattr(tf.train, "load_checkpoint", spy)
@@ -56,6 +62,7 @@ def first_read(monkeypatch):
         except Exception as error:  # noqa: BLE001  (compared: the same refusal from both)
             return type(error).__name__
         raise AssertionError("read no file and raised nothing")
+
     return first_read
 
 
@@ -78,7 +85,7 @@ def test_the_order_of_a_run_directorys_files(part, tmp_path, first_read):
     for names in subsets():
         expected = next(name for name in ORDER[part] if name in names)
         assert first_read(lambda: kbl.load(run_directory(tmp_path, names), part)) == expected, names
-    assert ", ".join(ORDER["encoder"]) in " ".join(kbl.load.__doc__.split())      # documented as it is
+    assert ", ".join(ORDER["encoder"]) in " ".join(kbl.load.__doc__.split())  # documented as it is
 
 
 def test_our_files_come_before_a_checkpoint_in_the_same_directory(tmp_path, first_read):
@@ -105,10 +112,15 @@ def test_checkpoint_readers_read_the_file_the_loader_reads(tiny_tf1_checkpoint, 
     for path in (hf, str(tiny_tf1_checkpoint[0])):
         expected = first_read(lambda: kbl.load(path))
         assert expected in ("model.safetensors", "bert_model.ckpt")
-        for function in (checkpoints.read_checkpoint, checkpoints.load_encoder, checkpoints.load_pretrainer,
-                         checkpoints.load_masked_lm, checkpoints.load_embedder):
+        for function in (
+            checkpoints.read_checkpoint,
+            checkpoints.load_encoder,
+            checkpoints.load_pretrainer,
+            checkpoints.load_masked_lm,
+            checkpoints.load_embedder,
+        ):
             assert first_read(lambda: function(path)) == expected, function.__name__
-    assert first_read(lambda: kbl.load(hf, "task")) == "FileNotFoundError"    # a checkpoint holds no task model
+    assert first_read(lambda: kbl.load(hf, "task")) == "FileNotFoundError"  # a checkpoint holds no task model
 
 
 def test_each_part_of_a_real_run_directory(tiny_config, tmp_path):
@@ -116,7 +128,7 @@ def test_each_part_of_a_real_run_directory(tiny_config, tmp_path):
     kbl.build_pretrainer(encoder).save(str(tmp_path / "pretrainer.keras"))
     kbl.build_classifier(encoder, num_classes=2).save(str(tmp_path / "model.keras"))
     directory = str(tmp_path)
-    assert kbl.load(directory).name == "encoder"                                   # pretrainer.keras's encoder
+    assert kbl.load(directory).name == "encoder"  # pretrainer.keras's encoder
     assert isinstance(kbl.load(directory, "pretrainer"), kbl.BertPretrainer)
     task = kbl.load(directory, "task")
     assert task.name == kbl.load_model(directory).name != "encoder"

@@ -47,22 +47,25 @@ def test_a_bert_for_pretraining_and_its_tf1_checkpoint_fill_as_the_pipeline_does
 def test_a_pretraining_run_directory_fills_with_its_vocabulary(tmp_path):
     load_masked_lm(str(MASKED_LM)).save(tmp_path / PRETRAINER_FILE)
     Vocab.from_file(VOCAB).save(tmp_path / "vocab.txt")
-    build_encoder(kbl.BertConfig(vocab_size=120, hidden_size=8, num_layers=1, num_heads=1, intermediate_size=8)
-                  ).save(tmp_path / "encoder.keras")           # what kbl-pretrain leaves too: not the one used
+    build_encoder(kbl.BertConfig(vocab_size=120, hidden_size=8, num_layers=1, num_heads=1, intermediate_size=8)).save(
+        tmp_path / "encoder.keras"
+    )  # what kbl-pretrain leaves too: not the one used
     assert_as_pipeline(kbl.fill_mask(str(tmp_path), GOLDEN["texts"]), GOLDEN["models"]["hf_tiny_masked_lm"])
 
 
 def test_one_text_gives_its_masks_and_positions_count_from_cls():
     fills = kbl.fill_mask(str(MASKED_LM), "Paris is the [MASK] of [MASK].", top_k=3)
-    assert [f.position for f in fills] == [4, 6]         # [CLS] paris is the [MASK] of [MASK] . [SEP]
+    assert [f.position for f in fills] == [4, 6]  # [CLS] paris is the [MASK] of [MASK] . [SEP]
     assert all(isinstance(f, MaskFill) and len(f.tokens) == 3 for f in fills)
     assert fills[0].scores == tuple(sorted(fills[0].scores, reverse=True))
 
 
 def test_a_model_object_needs_its_vocabulary():
     model = load_masked_lm(str(MASKED_LM))
-    assert_as_pipeline(kbl.fill_mask(model, GOLDEN["texts"][:2], vocab=Vocab.from_file(VOCAB)),
-                       GOLDEN["models"]["hf_tiny_masked_lm"][:2])
+    assert_as_pipeline(
+        kbl.fill_mask(model, GOLDEN["texts"][:2], vocab=Vocab.from_file(VOCAB)),
+        GOLDEN["models"]["hf_tiny_masked_lm"][:2],
+    )
     with pytest.raises(ValueError, match=r"^a model object; pass vocab="):
         kbl.fill_mask(model, GOLDEN["texts"][:1])
 
@@ -77,11 +80,17 @@ def untied(tensors):
     tensors["cls.predictions.decoder.weight"] = np.ones(shape, np.float32)
 
 
-@pytest.mark.parametrize("edit, message", [
-    (without_mlm_head, r"the checkpoint \(BertForMaskedLM\) has no masked-LM head \(cls/predictions\); give a "
-                       r"pretraining run"),
-    (untied, r"its MLM decoder \(cls.predictions.decoder.weight\) is not tied to the word embeddings"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            without_mlm_head,
+            r"the checkpoint \(BertForMaskedLM\) has no masked-LM head \(cls/predictions\); give a "
+            r"pretraining run",
+        ),
+        (untied, r"its MLM decoder \(cls.predictions.decoder.weight\) is not tied to the word embeddings"),
+    ],
+)
 def test_a_checkpoint_without_its_own_masked_lm_head_is_refused(tmp_path, edit, message):
     shutil.copytree(MASKED_LM, tmp_path / "hf")
     tensors = load_file(str(tmp_path / "hf" / "model.safetensors"))
@@ -92,20 +101,33 @@ def test_a_checkpoint_without_its_own_masked_lm_head_is_refused(tmp_path, edit, 
 
 
 def test_a_fine_tuned_model_is_refused(tmp_path):
-    encoder = build_encoder(kbl.BertConfig(vocab_size=120, hidden_size=8, num_layers=1, num_heads=1,
-                                           intermediate_size=8))
+    encoder = build_encoder(
+        kbl.BertConfig(vocab_size=120, hidden_size=8, num_layers=1, num_heads=1, intermediate_size=8)
+    )
     build_classifier(encoder, num_classes=2).save(tmp_path / "model.keras")
-    with pytest.raises(CheckpointMismatchError, match=r"model.keras holds a Functional .* which has no masked-LM "
-                                                      r"head; give a pretraining run"):
+    with pytest.raises(
+        CheckpointMismatchError,
+        match=r"model.keras holds a Functional .* which has no masked-LM "
+        r"head; give a pretraining run",
+    ):
         kbl.fill_mask(str(tmp_path), ["a [MASK]"], vocab=VOCAB)
 
 
-@pytest.mark.parametrize("texts, message", [
-    (["a [MASK]", "no mask here, only [mask]"], r"^texts\[1\] 'no mask here, only \[mask\]' holds no \[MASK\]: put "
-                                                r"\[MASK\] where a token is to be predicted\.$"),
-    (["[MASK] " + "cat " * 62], r"^texts\[0\] '\[MASK\] cat cat .*\.\.\.' has 63 tokens, more than the 62 the "
-                                r"model's 64 positions leave beside \[CLS\] and \[SEP\]: shorten it\.$"),
-])
+@pytest.mark.parametrize(
+    "texts, message",
+    [
+        (
+            ["a [MASK]", "no mask here, only [mask]"],
+            r"^texts\[1\] 'no mask here, only \[mask\]' holds no \[MASK\]: put "
+            r"\[MASK\] where a token is to be predicted\.$",
+        ),
+        (
+            ["[MASK] " + "cat " * 62],
+            r"^texts\[0\] '\[MASK\] cat cat .*\.\.\.' has 63 tokens, more than the 62 the "
+            r"model's 64 positions leave beside \[CLS\] and \[SEP\]: shorten it\.$",
+        ),
+    ],
+)
 def test_texts_the_model_cannot_fill_are_named(texts, message):
     with pytest.raises(ValueError, match=message):
         kbl.fill_mask(str(MASKED_LM), texts)

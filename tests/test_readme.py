@@ -21,7 +21,7 @@ MARKED_BLOCK = re.compile(r"<!-- readme-test: run -->\n```(python|bash)\n(.*?)``
 PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 FENCED = re.compile(r"^```.*?^```", re.S | re.M)
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-README_LIMIT = 15_000      # bytes; the detail goes into a guide in docs/, benchmark detail into bench/README.md
+README_LIMIT = 15_000  # bytes; the detail goes into a guide in docs/, benchmark detail into bench/README.md
 
 
 def check_readme(outputs, cwd):
@@ -31,7 +31,7 @@ def check_readme(outputs, cwd):
 
 
 def check_embeddings(outputs, cwd):
-    assert outputs[0].splitlines()[0].endswith(" A man is eating a piece of bread.")     # the meal's nearest
+    assert outputs[0].splitlines()[0].endswith(" A man is eating a piece of bread.")  # the meal's nearest
 
 
 def check_serving(outputs, cwd):
@@ -42,15 +42,17 @@ def check_serving(outputs, cwd):
     assert sorted(json.loads(lines[2])["outputs"]) == ["label", "label_id", "logits", "probabilities"]
     assert [label for label, _ in json.loads(lines[3])["results"][0]] == ["negative", "positive"]
     assert lines[4].startswith('{"model_spec": {"name": "reviews"')
-    assert (':tensorflow:serving:request_count{API="Predict",entrypoint="REST",model_name="reviews",status="OK",'
-            'version="1"} 2.0') in lines[5:]
+    assert (
+        ':tensorflow:serving:request_count{API="Predict",entrypoint="REST",model_name="reviews",status="OK",'
+        'version="1"} 2.0'
+    ) in lines[5:]
 
 
 # Each document with marked blocks: their languages in order, and the check of their outputs (stdout per block).
 RUNS = {
-    "README.md": (("python", "bash"), check_readme),    # the 30-second fine-tune + export; audit, serve, client
-    "docs/embeddings.md": (("python",), check_embeddings),    # semantic search with all-MiniLM-L6-v2
-    "docs/serving.md": (("python", "bash"), check_serving),   # an export served over REST, called with curl
+    "README.md": (("python", "bash"), check_readme),  # the 30-second fine-tune + export; audit, serve, client
+    "docs/embeddings.md": (("python",), check_embeddings),  # semantic search with all-MiniLM-L6-v2
+    "docs/serving.md": (("python", "bash"), check_serving),  # an export served over REST, called with curl
 }
 
 
@@ -125,8 +127,11 @@ def deep_names(code):
             found += [alias.name for alias in node.names if alias.name.startswith("keras_bert_lite.")]
             aliases |= {alias.asname or alias.name for alias in node.names if alias.name == "keras_bert_lite"}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("keras_bert_lite"):
-            found += [f"from {node.module} import {alias.name}" for alias in node.names
-                      if node.module != "keras_bert_lite" or alias.name not in keras_bert_lite.__all__]
+            found += [
+                f"from {node.module} import {alias.name}"
+                for alias in node.names
+                if node.module != "keras_bert_lite" or alias.name not in keras_bert_lite.__all__
+            ]
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
             found += [] if node.attr in keras_bert_lite.__all__ else [f"{node.value.id}.{node.attr}"]
     return found
@@ -142,12 +147,11 @@ def test_python_blocks_use_only_the_public_api(document):
 @pytest.mark.slow
 @pytest.mark.parametrize("document", sorted(RUNS))
 def test_marked_blocks_run_verbatim(document, tmp_path):
-    bin_dir = os.path.dirname(sys.executable)        # the venv: `python` and the kbl-* commands
+    bin_dir = os.path.dirname(sys.executable)  # the venv: `python` and the kbl-* commands
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"], TF_CPP_MIN_LOG_LEVEL="2")
     outputs = []
     for language, code in marked_blocks(document):
-        command = [sys.executable, "-c", code] if language == "python" else ["bash", "-e", "-o", "pipefail", "-c",
-                                                                               code]
+        command = [sys.executable, "-c", code] if language == "python" else ["bash", "-e", "-o", "pipefail", "-c", code]
         out = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
         assert out.returncode == 0, f"{language} block failed:\n{code}\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
         outputs.append(out.stdout)

@@ -41,21 +41,35 @@ def force_fallback(monkeypatch):
     tf_internals.onednn_enabled.cache_clear()
 
 
-@pytest.mark.parametrize("version, tested", [
-    ("2.21.0", True), ("2.21.3", True), ("2.21.0rc1", True),
-    ("2.20.0", False), ("2.22.0", False), ("3.0.0", False), ("2", False), ("", False), ("unknown", False),
-])
+@pytest.mark.parametrize(
+    "version, tested",
+    [
+        ("2.21.0", True),
+        ("2.21.3", True),
+        ("2.21.0rc1", True),
+        ("2.20.0", False),
+        ("2.22.0", False),
+        ("3.0.0", False),
+        ("2", False),
+        ("", False),
+        ("unknown", False),
+    ],
+)
 def test_version_tested(version, tested):
     assert tf_internals.version_tested(version) is tested
 
 
-@pytest.mark.parametrize("missing", [
-    lambda m: m.setattr(tf_internals, "_pywrap_util_port", None),                        # module absent
-    lambda m: m.setattr(tf_internals, "_pywrap_util_port", types.SimpleNamespace()),     # function absent
-    lambda m: m.setattr(tf_internals, "control_flow_util", types.SimpleNamespace()),
-    lambda m: m.setattr(tf_internals, "pywrap_tf_session", None),
-    lambda m: m.setattr(tf_internals.tf, "__version__", "2.99.0"),                      # an untested version
-], ids=["module", "onednn_query", "xla_query", "op_registry", "version"])
+@pytest.mark.parametrize(
+    "missing",
+    [
+        lambda m: m.setattr(tf_internals, "_pywrap_util_port", None),  # module absent
+        lambda m: m.setattr(tf_internals, "_pywrap_util_port", types.SimpleNamespace()),  # function absent
+        lambda m: m.setattr(tf_internals, "control_flow_util", types.SimpleNamespace()),
+        lambda m: m.setattr(tf_internals, "pywrap_tf_session", None),
+        lambda m: m.setattr(tf_internals.tf, "__version__", "2.99.0"),  # an untested version
+    ],
+    ids=["module", "onednn_query", "xla_query", "op_registry", "version"],
+)
 def test_the_guard_picks_the_fallback(missing, monkeypatch):
     missing(monkeypatch)
     assert tf_internals.fast_paths_available() is False
@@ -75,8 +89,11 @@ def block_graph(block):
     """`(outputs, op types, op names)` of the block's inference graph on X, MASK, traced now."""
     function = tf.function(lambda x, m: block(x, m, training=False))
     graph = function.get_concrete_function(X, MASK).graph
-    return function(X, MASK).numpy(), {op.type for op in graph.get_operations()}, [op.name for op in
-                                                                                    graph.get_operations()]
+    return (
+        function(X, MASK).numpy(),
+        {op.type for op in graph.get_operations()},
+        [op.name for op in graph.get_operations()],
+    )
 
 
 @pytest.mark.parametrize("penalty_in_matmul", [True, False], ids=["penalty_in_matmul", "plain"])

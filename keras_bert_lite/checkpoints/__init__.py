@@ -17,6 +17,19 @@ from keras_bert_lite.checkpoints.readers import read_checkpoint
 from keras_bert_lite.checkpoints.task_loaders import embedding_settings, load_embedder, load_masked_lm, load_trained
 from keras_bert_lite.checkpoints.weights import assign_weights, hf_tensors
 
-__all__ = ["CheckpointMismatchError", "HF_TASK_HEADS", "TF1_TASK_HEADS", "assign_weights", "embedding_settings",
-           "hf_tensors", "load", "load_embedder", "load_encoder", "load_keras_file", "load_masked_lm",
-           "load_pretrainer", "load_trained", "read_checkpoint"]
+__all__ = [
+    "CheckpointMismatchError",
+    "HF_TASK_HEADS",
+    "TF1_TASK_HEADS",
+    "assign_weights",
+    "embedding_settings",
+    "hf_tensors",
+    "load",
+    "load_embedder",
+    "load_encoder",
+    "load_keras_file",
+    "load_masked_lm",
+    "load_pretrainer",
+    "load_trained",
+    "read_checkpoint",
+]

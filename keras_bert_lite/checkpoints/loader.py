@@ -11,9 +11,9 @@ import logging
 import keras
 import numpy as np
 
-from keras_bert_lite.artifacts import require_keras_file, model_files
-from keras_bert_lite.checkpoints.names import HEAD_PREFIXES, POOLER, CheckpointMismatchError
+from keras_bert_lite.artifacts import model_files, require_keras_file
 from keras_bert_lite.checkpoints.locate import locate
+from keras_bert_lite.checkpoints.names import HEAD_PREFIXES, POOLER, CheckpointMismatchError
 from keras_bert_lite.checkpoints.readers import hf_architecture, read_checkpoint, read_keras
 from keras_bert_lite.checkpoints.weights import absent_parts, assign_weights, fill_fresh, is_encoder
 from keras_bert_lite.config import BertConfig
@@ -23,8 +23,15 @@ from keras_bert_lite.models import BertPretrainer, build_encoder, build_pretrain
 logger = logging.getLogger(__name__)
 
 
-def load(path: str, part: str = "encoder", *, config: BertConfig | None = None, new_heads: bool = False,
-         revision: str | None = None, **kwargs) -> keras.Model:
+def load(
+    path: str,
+    part: str = "encoder",
+    *,
+    config: BertConfig | None = None,
+    new_heads: bool = False,
+    revision: str | None = None,
+    **kwargs,
+) -> keras.Model:
     """Loads a model, or the part of one named by `part`, from any file keras_bert_lite reads.
 
     `path` is read as the first of these that it is:
@@ -70,7 +77,7 @@ def load(path: str, part: str = "encoder", *, config: BertConfig | None = None, 
         CheckpointMismatchError: a checkpoint that does not match the model one to one.
         ValueError: an unknown part, or a pretrainer from a model without heads and `new_heads` False.
     """
-    order = model_files(part)                   # refuses an unknown part
+    order = model_files(part)  # refuses an unknown part
     if part == "task":
         return read_keras(require_keras_file(str(path), order), **kwargs)
     path = resolve_model(path, revision)
@@ -88,8 +95,10 @@ def _part_of(model: keras.Model, part: str, new_heads: bool, location: str) -> k
         if isinstance(model, BertPretrainer):
             return model
         if not new_heads:
-            raise ValueError(f"{location} holds a {type(model).__name__}, not a BertPretrainer; pass "
-                             "new_heads=True to add freshly initialised MLM/NSP heads to its encoder.")
+            raise ValueError(
+                f"{location} holds a {type(model).__name__}, not a BertPretrainer; pass "
+                "new_heads=True to add freshly initialised MLM/NSP heads to its encoder."
+            )
     encoder = model if is_encoder(model) else model.get_layer("encoder")
     return encoder if part == "encoder" else build_pretrainer(encoder)
 
@@ -99,13 +108,16 @@ def _encoder_from_checkpoint(path: str, fmt: str, config_path: str, config: Bert
     config, tensors = read_checkpoint(path, config)
     heads = sorted(n for n in tensors if n.startswith(HEAD_PREFIXES))
     if heads:
-        logger.info("%s: skipping %d pretraining-head variables (part=\"pretrainer\" keeps them).", path,
-                    len(heads))
+        logger.info('%s: skipping %d pretraining-head variables (part="pretrainer" keeps them).', path, len(heads))
     encoder = build_encoder(config)
     tensors = {n: t for n, t in tensors.items() if n not in heads}
     if fmt == "hf" and not any(n in tensors for n in POOLER):
-        logger.warning("%s: the checkpoint (a %s) has no pooler; pooled_output comes from a freshly initialised one "
-                       "(as in transformers).", path, hf_architecture(config_path) or "BertModel")
+        logger.warning(
+            "%s: the checkpoint (a %s) has no pooler; pooled_output comes from a freshly initialised one "
+            "(as in transformers).",
+            path,
+            hf_architecture(config_path) or "BertModel",
+        )
         fill_fresh(encoder, config, tensors)
     assign_weights(encoder, config, tensors, source=path)
     return encoder
@@ -119,16 +131,22 @@ def _pretrainer_from_checkpoint(path: str, config: BertConfig | None, new_heads:
         raise CheckpointMismatchError(
             f"{path}: the checkpoint has no {' and no '.join(absent)} (a model saved without them); pass "
             "new_heads=True to start them from scratch (kbl-pretrain --init does), or load the encoder alone "
-            "(kbl.load(path)).")
+            "(kbl.load(path))."
+        )
     pretrainer, fresh = pretrainer_holding(path, config, tensors)
-    if fresh:                                   # only with new_heads: refused above otherwise
-        logger.warning("%s: the checkpoint has no %s; %s from scratch.", path, " and no ".join(fresh),
-                       "they start" if len(fresh) > 1 else "it starts")
+    if fresh:  # only with new_heads: refused above otherwise
+        logger.warning(
+            "%s: the checkpoint has no %s; %s from scratch.",
+            path,
+            " and no ".join(fresh),
+            "they start" if len(fresh) > 1 else "it starts",
+        )
     return pretrainer
 
 
-def pretrainer_holding(path: str, config: BertConfig, tensors: dict[str, np.ndarray]
-                       ) -> tuple[BertPretrainer, list[str]]:
+def pretrainer_holding(
+    path: str, config: BertConfig, tensors: dict[str, np.ndarray]
+) -> tuple[BertPretrainer, list[str]]:
     """A new pretrainer with the checkpoint's `tensors` assigned, each part they lack entirely (`FRESH_PARTS`) as
     freshly initialised; returns it and the names of those parts."""
     pretrainer = build_pretrainer(config)
@@ -142,8 +160,9 @@ def load_encoder(path: str, config: BertConfig | None = None, revision: str | No
     return load(path, "encoder", config=config, revision=revision)
 
 
-def load_pretrainer(path: str, config: BertConfig | None = None, new_heads: bool = False,
-                    revision: str | None = None) -> BertPretrainer:
+def load_pretrainer(
+    path: str, config: BertConfig | None = None, new_heads: bool = False, revision: str | None = None
+) -> BertPretrainer:
     """`load(path, "pretrainer", ...)`: a BertPretrainer with pretrained encoder and MLM/NSP head weights."""
     return load(path, "pretrainer", config=config, new_heads=new_heads, revision=revision)
 

@@ -17,14 +17,19 @@ from keras_bert_lite.artifacts import keras_file_of, model_files
 from keras_bert_lite.utils.errors import InputFileError
 
 # Weight files of other frameworks, found where no readable checkpoint is: glob -> (what they are, what to do).
-_CONVERT = ("save it as safetensors with transformers where torch is installed: <class>.from_pretrained(dir{})"
-            ".save_pretrained(dir), <class> being config.json's architectures entry (BertModel, ...).")
+_CONVERT = (
+    "save it as safetensors with transformers where torch is installed: <class>.from_pretrained(dir{})"
+    ".save_pretrained(dir), <class> being config.json's architectures entry (BertModel, ...)."
+)
 _OTHER_WEIGHTS = {
     "pytorch_model*.bin": ("PyTorch", _CONVERT.format("")),
     "tf_model.h5": ("Hugging Face TensorFlow", _CONVERT.format(", from_tf=True")),
     "flax_model*.msgpack": ("Flax", _CONVERT.format(", from_flax=True")),
-    "saved_model.pb*": ("TF SavedModel (TF Hub)", "pass the model's checkpoint instead: google-research/bert's "
-                        ".zip or directory (bert_config.json + bert_model.ckpt.*), or its Hugging Face name."),
+    "saved_model.pb*": (
+        "TF SavedModel (TF Hub)",
+        "pass the model's checkpoint instead: google-research/bert's "
+        ".zip or directory (bert_config.json + bert_model.ckpt.*), or its Hugging Face name.",
+    ),
 }
 
 
@@ -56,10 +61,10 @@ def locate(path: str, part: str) -> tuple[str, str, str | None]:
     if prefix != path and os.path.exists(prefix + ".index"):
         raise InputFileError(f"{path}: one file of a TF1 checkpoint; pass its prefix, {prefix}, or its directory.")
     if os.path.isfile(path) and path.endswith((".safetensors", ".json")):
-        raise InputFileError(f"{path}: pass the directory that holds it (its weights and config.json), "
-                             f"{os.path.dirname(path) or '.'}.")
-    raise InputFileError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or "
-                         "prefix.")
+        raise InputFileError(
+            f"{path}: pass the directory that holds it (its weights and config.json), {os.path.dirname(path) or '.'}."
+        )
+    raise InputFileError(f"{path}: not a .keras file, a Hugging Face directory, a TF1 checkpoint directory or prefix.")
 
 
 def _locate_in_directory(path: str) -> tuple[str, str, str]:
@@ -73,11 +78,14 @@ def _locate_in_directory(path: str) -> tuple[str, str, str]:
     for pattern, (kind, fix) in _OTHER_WEIGHTS.items():
         found = sorted(os.path.basename(f) for f in glob.glob(os.path.join(path, pattern)))
         if found:
-            raise InputFileError(f"{path}: only {kind} weights ({', '.join(found)}), which keras_bert_lite "
-                                 f"does not read; {fix}")
-    raise InputFileError(f"{path}: no *.safetensors file and no TF1 checkpoint (*.index) found; a Hugging Face "
-                         "model needs its model.safetensors here (one published as pytorch_model.bin only: "
-                         f"{_CONVERT.format('')[:-1]}), an original one its bert_model.ckpt.* files.")
+            raise InputFileError(
+                f"{path}: only {kind} weights ({', '.join(found)}), which keras_bert_lite does not read; {fix}"
+            )
+    raise InputFileError(
+        f"{path}: no *.safetensors file and no TF1 checkpoint (*.index) found; a Hugging Face "
+        "model needs its model.safetensors here (one published as pytorch_model.bin only: "
+        f"{_CONVERT.format('')[:-1]}), an original one its bert_model.ckpt.* files."
+    )
 
 
 def _latest_tf1(path: str, index: list[str]) -> str:
@@ -92,13 +100,17 @@ def _latest_tf1(path: str, index: list[str]) -> str:
     name = state.model_checkpoint_path if state else ""
     candidates = [name, os.path.join(path, os.path.basename(name))] if name else []
     latest = next((c for c in candidates if os.path.exists(c + ".index")), None)
-    if latest:                          # read_checkpoint logs which one
+    if latest:  # read_checkpoint logs which one
         return latest
-    prefixes = sorted((os.path.basename(i)[: -len(".index")] for i in index),
-                      key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)])
-    raise InputFileError(f"{path}: {len(index)} TF1 checkpoints ({', '.join(prefixes)}) and no `checkpoint` "
-                         "file naming one of them as the latest; pass the one to load, e.g. "
-                         f"{os.path.join(path, prefixes[-1])}.")
+    prefixes = sorted(
+        (os.path.basename(i)[: -len(".index")] for i in index),
+        key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)],
+    )
+    raise InputFileError(
+        f"{path}: {len(index)} TF1 checkpoints ({', '.join(prefixes)}) and no `checkpoint` "
+        "file naming one of them as the latest; pass the one to load, e.g. "
+        f"{os.path.join(path, prefixes[-1])}."
+    )
 
 
 def tf1_indexes(directory: str) -> list[str]:
@@ -122,11 +134,15 @@ def safetensors_files(directory: str) -> list[str]:
         with open(shard_index, encoding="utf-8") as f:
             named = sorted(set(json.load(f)["weight_map"].values()))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-        raise InputFileError(f"{shard_index}: not a readable safetensors index (a JSON object with a "
-                             f"weight_map; {type(error).__name__}: {error}); download it again.") from None
+        raise InputFileError(
+            f"{shard_index}: not a readable safetensors index (a JSON object with a "
+            f"weight_map; {type(error).__name__}: {error}); download it again."
+        ) from None
     absent = [name for name in named if not os.path.exists(os.path.join(directory, name))]
     if absent:
-        raise InputFileError(f"{directory}: {len(absent)} of the {len(named)} shard files that "
-                             f"model.safetensors.index.json names are missing: {', '.join(absent)}; "
-                             "download them again into this directory.")
+        raise InputFileError(
+            f"{directory}: {len(absent)} of the {len(named)} shard files that "
+            f"model.safetensors.index.json names are missing: {', '.join(absent)}; "
+            "download them again into this directory."
+        )
     return [os.path.join(directory, name) for name in named]

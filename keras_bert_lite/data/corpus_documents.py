@@ -22,7 +22,7 @@ import tensorflow as tf
 
 LINES_PER_BLOCK = 8192
 MAX_DOCUMENT_BYTES = 1 << 20
-_DOC_BREAK = "\x1e"   # record separator: stands for a blank line between documents while splitting
+_DOC_BREAK = "\x1e"  # record separator: stands for a blank line between documents while splitting
 _BLANK_LINES = r"\n(?:[ \t\f\v]*\n)+"
 _no_autograph = tf.autograph.experimental.do_not_convert
 
@@ -55,7 +55,7 @@ def _next_documents(unfinished: tf.Tensor, lines: tf.Tensor):
     """One step of the scan: (the unfinished document, `[n]` lines) -> (the new unfinished document, `[docs]` the
     documents these lines finish). An unfinished document over `MAX_DOCUMENT_BYTES` counts as finished."""
     text = unfinished + tf.strings.reduce_join(lines, separator="\n") + "\n"
-    parts = tf.strings.split(mark_document_breaks(text), _DOC_BREAK)           # the last one is unfinished
+    parts = tf.strings.split(mark_document_breaks(text), _DOC_BREAK)  # the last one is unfinished
     too_long = tf.strings.length(parts[-1]) > MAX_DOCUMENT_BYTES
     finished = tf.size(parts) - 1 + tf.cast(too_long, tf.int32)
     return tf.where(too_long, "", parts[-1]), _finished(parts[:finished])
@@ -70,5 +70,5 @@ def file_documents(path: tf.Tensor, compression: tf.Tensor) -> tf.data.Dataset:
         compression: "" or "GZIP", a string scalar (`tf.data.TextLineDataset`'s `compression_type`).
     """
     blocks = tf.data.TextLineDataset(path, compression_type=compression).batch(LINES_PER_BLOCK)
-    end = tf.data.Dataset.from_tensors(tf.constant(["", ""]))     # a blank line finishes the last document
+    end = tf.data.Dataset.from_tensors(tf.constant(["", ""]))  # a blank line finishes the last document
     return blocks.concatenate(end).scan(tf.constant(""), _next_documents).unbatch()

@@ -38,13 +38,12 @@ from keras_bert_lite.utils.errors import InputFileError, refuse_utf16, utf8_copy
 logger = logging.getLogger(__name__)
 
 _CHUNK = 1 << 20
-_SAMPLE = 1 << 20     # bytes at the start of each pretraining file checked: the warnings' "first MiB"
+_SAMPLE = 1 << 20  # bytes at the start of each pretraining file checked: the warnings' "first MiB"
 _NOT_SPACE = re.compile(r"\S")
 _DELETED = {"Cc", "Cf", "Mn"}
-_BLANK = b" \t\f\v\r\n"    # a line of only these separates documents
+_BLANK = b" \t\f\v\r\n"  # a line of only these separates documents
 _LONE_CR = re.compile(rb"\r(?!\n)")
-_TO_GZIP = {"bzip2": "bzcat", "xz": "xzcat", "zstd": "zstdcat", "lz4": "lz4cat", "zip": "unzip -p",
-            "7z": "7z x -so"}
+_TO_GZIP = {"bzip2": "bzcat", "xz": "xzcat", "zstd": "zstdcat", "lz4": "lz4cat", "zip": "unzip -p", "7z": "7z x -so"}
 
 
 def _unreadable(path: str, error: OSError) -> DataError:
@@ -53,7 +52,7 @@ def _unreadable(path: str, error: OSError) -> DataError:
 
 
 def corpus_compression(path: str) -> str:
-    """"" for a plain file, "GZIP" for a gzip-compressed one (`tf.data.TextLineDataset`'s `compression_type`).
+    """ "" for a plain file, "GZIP" for a gzip-compressed one (`tf.data.TextLineDataset`'s `compression_type`).
 
     Raises:
         DataError: another compression format (naming the command that recompresses it as gzip), or the file
@@ -65,8 +64,10 @@ def corpus_compression(path: str) -> str:
         raise _unreadable(path, error) from None
     if compression in ("", "gzip"):
         return compression.upper()
-    raise DataError(f"{path}: is {compression}-compressed; corpora are read as plain text or gzip (streamed). "
-                    f"Recompress it: {_TO_GZIP[compression]} {path} | gzip > {path}.gz")
+    raise DataError(
+        f"{path}: is {compression}-compressed; corpora are read as plain text or gzip (streamed). "
+        f"Recompress it: {_TO_GZIP[compression]} {path} | gzip > {path}.gz"
+    )
 
 
 def open_corpus(path: str):
@@ -91,7 +92,7 @@ def read_lines(path: str):
     try:
         with open_corpus(path) as f:
             yield from f
-    except (OSError, EOFError) as error:     # a gzip file cut short ends in EOFError
+    except (OSError, EOFError) as error:  # a gzip file cut short ends in EOFError
         raise DataError(f"{path}: cannot be read to its end ({error}); pass a complete file.") from None
 
 
@@ -128,7 +129,7 @@ def count_documents(paths: list[str], limit: int) -> int:
     """
     count = 0
     for path in paths:
-        counted = False                   # the current document has been counted
+        counted = False  # the current document has been counted
         for line in read_lines(path):
             if not line.strip(_BLANK):
                 counted = False
@@ -159,18 +160,24 @@ def require_documents(files: list[str], window_docs: int, reader: str = "") -> N
     count = count_documents(files, window_docs)
     whose = f"{_names(files)}" + (f" (the files of {reader})" if reader else "")
     if count == 0:
-        raise DataError(f"{whose}: no text: empty, or only blank lines, whitespace or control characters, so "
-                        "pretraining would wait forever for a first example. Give --input_files text in the "
-                        "original format: one sentence per line, a blank line between documents.")
+        raise DataError(
+            f"{whose}: no text: empty, or only blank lines, whitespace or control characters, so "
+            "pretraining would wait forever for a first example. Give --input_files text in the "
+            "original format: one sentence per line, a blank line between documents."
+        )
     if count == 1:
-        raise DataError(f"{whose}: one document, so every \"not next\" pair of next-sentence prediction would take "
-                        "its second segment from that same document: the wrong task. Separate the documents with "
-                        "a blank line (one sentence per line), or give more files.")
+        raise DataError(
+            f'{whose}: one document, so every "not next" pair of next-sentence prediction would take '
+            "its second segment from that same document: the wrong task. Separate the documents with "
+            "a blank line (one sentence per line), or give more files."
+        )
     if count < window_docs:
         same = (window_docs / count - 1) / (window_docs - 1)
-        logger.warning(f"{whose}: only {count} documents, fewer than a window of {window_docs} (--window_docs), "
-                       f"so each window repeats them and about {same:.0%} of \"not next\" pairs take their second "
-                       f"segment from their first's own document. Give more documents, or --window_docs {count}.")
+        logger.warning(
+            f"{whose}: only {count} documents, fewer than a window of {window_docs} (--window_docs), "
+            f'so each window repeats them and about {same:.0%} of "not next" pairs take their second '
+            f"segment from their first's own document. Give more documents, or --window_docs {count}."
+        )
 
 
 class NonUtf8Lines:
@@ -214,9 +221,11 @@ class NonUtf8Lines:
         where = " of its first MiB (pretraining checks only the start of each file)" if self.sampled else ""
         hold = "hold" if self.count > 1 else "holds"
         dropped = "they are dropped" if self.sampled else "they were dropped"
-        return (f"{self.path}: {lines}{where} {hold} bytes that are not UTF-8 (first: line {number}, byte "
-                f"0x{byte:02x}); {dropped}, as BERT's tokenizer drops them. If the file is Latin-1, re-encode it: "
-                f"iconv -f latin1 -t utf-8 {self.path} > {utf8_copy_name(self.path)}")
+        return (
+            f"{self.path}: {lines}{where} {hold} bytes that are not UTF-8 (first: line {number}, byte "
+            f"0x{byte:02x}); {dropped}, as BERT's tokenizer drops them. If the file is Latin-1, re-encode it: "
+            f"iconv -f latin1 -t utf-8 {self.path} > {utf8_copy_name(self.path)}"
+        )
 
 
 def _read_start(path: str) -> tuple[bytes, bool]:
@@ -246,19 +255,25 @@ def non_utf8_lines(path: str, sample: bytes, cut: bool) -> NonUtf8Lines:
 def _check_line_ends(path: str, sample: bytes, cut: bool) -> None:
     """Refuses a start of a file whose lines end in a carriage return alone, or without line breaks; warns about
     stray carriage returns among line feeds (TensorFlow's line reader drops them)."""
-    lone = _LONE_CR.findall(sample[:-1] if cut else sample)    # a cut sample may end between "\r" and "\n"
+    lone = _LONE_CR.findall(sample[:-1] if cut else sample)  # a cut sample may end between "\r" and "\n"
     if lone and b"\n" not in sample:
-        raise DataError(f"{path}: its lines end in a carriage return alone (classic Mac line ends); TensorFlow's "
-                        "line reader drops carriage returns, so they would run together. Convert them to line "
-                        f"feeds: tr '\\r' '\\n' < {path} > {path}.lf")
+        raise DataError(
+            f"{path}: its lines end in a carriage return alone (classic Mac line ends); TensorFlow's "
+            "line reader drops carriage returns, so they would run together. Convert them to line "
+            f"feeds: tr '\\r' '\\n' < {path} > {path}.lf"
+        )
     if cut and b"\n" not in sample:
-        raise DataError(f"{path}: no line break in its first MiB; corpora hold one sentence per line, a blank line "
-                        "between documents.")
+        raise DataError(
+            f"{path}: no line break in its first MiB; corpora hold one sentence per line, a blank line "
+            "between documents."
+        )
     if lone:
         line = sample.count(b"\n", 0, _LONE_CR.search(sample).start()) + 1
-        logger.warning(f"{path}: {len(lone)} carriage return{'s' if len(lone) > 1 else ''} not followed by a line "
-                       f"feed in its first MiB (first: line {line}); they are dropped, so the text on either side "
-                       f"runs together. To read them as line breaks: tr '\\r' '\\n' < {path} > {path}.lf")
+        logger.warning(
+            f"{path}: {len(lone)} carriage return{'s' if len(lone) > 1 else ''} not followed by a line "
+            f"feed in its first MiB (first: line {line}); they are dropped, so the text on either side "
+            f"runs together. To read them as line breaks: tr '\\r' '\\n' < {path} > {path}.lf"
+        )
 
 
 def check_start(files: list[str]) -> None:

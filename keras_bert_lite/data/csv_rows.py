@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 
 _LINE_BREAK = re.compile(r"\r\n?|\n")
-_OPEN_AT_END = "unexpected end of data"   # csv's strict-mode message for a quoted field open at the end
+_OPEN_AT_END = "unexpected end of data"  # csv's strict-mode message for a quoted field open at the end
 
 
 def csv_rows(text: str, *, delimiter: str = ",", quoting: bool = True) -> Iterator[tuple[int, list | None, str]]:
@@ -42,7 +42,7 @@ def csv_rows(text: str, *, delimiter: str = ",", quoting: bool = True) -> Iterat
     """
     lines = io.StringIO(text, newline="").readlines()
     options = {"delimiter": delimiter, "strict": True, **({} if quoting else {"quoting": csv.QUOTE_NONE})}
-    first = 0                                       # index of the line the current reader starts at
+    first = 0  # index of the line the current reader starts at
     while first < len(lines):
         reader, done = csv.reader(lines[first:], **options), 0
         while True:
@@ -53,15 +53,25 @@ def csv_rows(text: str, *, delimiter: str = ",", quoting: bool = True) -> Iterat
             except csv.Error as error:
                 if str(error) != _OPEN_AT_END:
                     what = "text follows a closing quote" if "expected after" in str(error) else str(error)
-                    yield first + done + 1, None, (
-                        f"{what} on line {first + reader.line_num}; a quote inside a quoted field is written twice "
-                        "(\"\")")
+                    yield (
+                        first + done + 1,
+                        None,
+                        (
+                            f"{what} on line {first + reader.line_num}; a quote inside a quoted field is written twice "
+                            '("")'
+                        ),
+                    )
                     done = reader.line_num
                     continue
-                opened = _open_quote_line(lines[first + done:], delimiter) + first + done
-                yield opened, None, (
-                    f"the quote opened on line {opened} is never closed, so every line after it would be read as "
-                    "one field; close it (a quote inside a quoted field is written twice: \"\")")
+                opened = _open_quote_line(lines[first + done :], delimiter) + first + done
+                yield (
+                    opened,
+                    None,
+                    (
+                        f"the quote opened on line {opened} is never closed, so every line after it would be read as "
+                        'one field; close it (a quote inside a quoted field is written twice: "")'
+                    ),
+                )
                 first = opened
                 break
             yield first + done + 1, row, ""
@@ -70,7 +80,7 @@ def csv_rows(text: str, *, delimiter: str = ",", quoting: bool = True) -> Iterat
 
 def _open_quote_line(lines: list[str], delimiter: str) -> int:
     """1-based line, within `lines`, of the quote whose field runs to the end (the row's last field)."""
-    row = next(csv.reader(lines, delimiter=delimiter), [])     # not strict: the row as swallowed
+    row = next(csv.reader(lines, delimiter=delimiter), [])  # not strict: the row as swallowed
     return last_line(1, row[:-1])
 
 

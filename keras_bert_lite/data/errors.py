@@ -9,7 +9,7 @@ from keras_bert_lite.utils.errors import InputFileError
 
 logger = logging.getLogger("keras_bert_lite.data")
 
-SKIP_HINT = "or pass --skip_bad_rows to skip such rows"   # ends the message of a row that can be skipped
+SKIP_HINT = "or pass --skip_bad_rows to skip such rows"  # ends the message of a row that can be skipped
 
 
 class DataError(InputFileError):

@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 TOKENIZE_CHUNK = 4096
-GROUP_BATCHES = 16     # training batches sorted by length together (a larger window: less padding, less mixing)
+GROUP_BATCHES = 16  # training batches sorted by length together (a larger window: less padding, less mixing)
 
 
 def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -> tf.RaggedTensor:
@@ -28,7 +28,7 @@ def tokenize_texts(tokenizer, texts: list[str], max_tokens: int | None = None) -
     Cutting to `max_tokens` (>= seq_length) never changes what `BertPacker` keeps, single or paired.
     """
     fn = tokenize_fn(tokenizer)
-    parts = [fn(tf.constant(texts[i:i + TOKENIZE_CHUNK], tf.string)) for i in range(0, len(texts), TOKENIZE_CHUNK)]
+    parts = [fn(tf.constant(texts[i : i + TOKENIZE_CHUNK], tf.string)) for i in range(0, len(texts), TOKENIZE_CHUNK)]
     if not parts:
         return tf.RaggedTensor.from_row_lengths(tf.zeros([0], tf.int32), tf.zeros([0], tf.int64))
     ids = tf.concat(parts, axis=0)
@@ -44,8 +44,9 @@ def tokenize_fn(tokenizer, with_offsets: bool = False):
     functions = _TRACED.setdefault(tokenizer, {})
     if with_offsets not in functions:
         method = tokenizer.tokenize_with_offsets if with_offsets else tokenizer.tokenize
-        functions[with_offsets] = tf.function(method, input_signature=[tf.TensorSpec([None], tf.string)],
-                                              autograph=False)
+        functions[with_offsets] = tf.function(
+            method, input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
+        )
     return functions[with_offsets]
 
 
@@ -60,11 +61,13 @@ def length_order(*segments: tf.RaggedTensor) -> np.ndarray:
 
 def token_counts(*segments: tf.RaggedTensor) -> np.ndarray:
     """Tokens per example over all segments (for `[n, choices, (tokens)]`, of its longest choice): int `[n]`."""
+
     def lengths(s):
         counts = s.row_lengths(axis=s.ragged_rank)
         while counts.shape.rank > 1:
             counts = tf.reduce_max(counts, axis=-1)
         return np.asarray(counts)
+
     return sum(lengths(s) for s in segments)
 
 
@@ -85,25 +88,37 @@ def length_grouped_order(lengths: np.ndarray, batch_size: int, seed: int, first_
     max_length = int(lengths.max()) + 1 if n else 1
     num_batches = -(-n // batch_size)
 
-    @tf.autograph.experimental.do_not_convert       # graph code: no source rewrite at each start
+    @tf.autograph.experimental.do_not_convert  # graph code: no source rewrite at each start
     def epoch_batches(epoch):
-        permutation = tf.random.experimental.stateless_shuffle(tf.range(n, dtype=tf.int64),
-                                                               seed=tf.stack([epoch, tf.constant(seed, tf.int64)]))
+        permutation = tf.random.experimental.stateless_shuffle(
+            tf.range(n, dtype=tf.int64), seed=tf.stack([epoch, tf.constant(seed, tf.int64)])
+        )
         # Sort by (window, length), stably: windows keep their random membership, lengths ascend inside.
         keys = (tf.range(n, dtype=tf.int64) // window) * max_length + tf.gather(lengths, permutation)
         order = tf.cast(tf.gather(permutation, tf.argsort(keys, stable=True)), tf.int32)
         batch_order = tf.random.experimental.stateless_shuffle(
-            tf.range(num_batches, dtype=tf.int64), seed=tf.stack([epoch, tf.constant(seed + 1, tf.int64)]))
+            tf.range(num_batches, dtype=tf.int64), seed=tf.stack([epoch, tf.constant(seed + 1, tf.int64)])
+        )
         starts = batch_order * batch_size
         return tf.data.Dataset.from_tensor_slices(starts).map(
-            lambda start: order[start:tf.minimum(start + batch_size, n)])
+            lambda start: order[start : tf.minimum(start + batch_size, n)]
+        )
 
     return tf.data.Dataset.counter(first_epoch).flat_map(epoch_batches)
 
 
-def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_size: int, *,
-                   shuffle_seed: int | None = None, order: np.ndarray | None = None,
-                   pack_labels=None, first_epoch: int = 0, group_by_length: bool = True) -> tf.data.Dataset:
+def packed_dataset(
+    segments: tuple[tf.RaggedTensor, ...],
+    labels,
+    packer,
+    batch_size: int,
+    *,
+    shuffle_seed: int | None = None,
+    order: np.ndarray | None = None,
+    pack_labels=None,
+    first_epoch: int = 0,
+    group_by_length: bool = True,
+) -> tf.data.Dataset:
     """Batches of `(encoder inputs, labels)` from one or two tokenised segments.
 
     Args:
@@ -127,21 +142,28 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
     n = int(segments[0].nrows())
     if labels is None:
         labels = np.zeros([n], np.int32)
-    elif isinstance(labels, dict):                      # the one structure of labels (e.g. span starts/ends)
+    elif isinstance(labels, dict):  # the one structure of labels (e.g. span starts/ends)
         labels = {name: np.asarray(value) for name, value in labels.items()}
-    elif not isinstance(labels, tf.RaggedTensor):       # one array-like: a list is `[n]`, not n scalars
+    elif not isinstance(labels, tf.RaggedTensor):  # one array-like: a list is `[n]`, not n scalars
         labels = np.asarray(labels)
     if order is not None:
         segments = tuple(tf.gather(s, order) for s in segments)
-        labels = tf.nest.map_structure(lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor)
-                                       else y[order], labels, expand_composites=False)
+        labels = tf.nest.map_structure(
+            lambda y: tf.gather(y, order) if isinstance(y, tf.RaggedTensor) else y[order],
+            labels,
+            expand_composites=False,
+        )
     # The functions tf.data traces here are graph code: no autograph, which would rewrite their source (and the
     # packer's) at each start.
-    if shuffle_seed is not None:       # training: shuffled batches of similar lengths (module docstring)
+    if shuffle_seed is not None:  # training: shuffled batches of similar lengths (module docstring)
+
         @tf.autograph.experimental.do_not_convert
         def gather(index):
-            return (tuple(tf.gather(s, index) for s in segments),
-                    tf.nest.map_structure(lambda y: tf.gather(y, index), labels))
+            return (
+                tuple(tf.gather(s, index) for s in segments),
+                tf.nest.map_structure(lambda y: tf.gather(y, index), labels),
+            )
+
         lengths = token_counts(*segments) if group_by_length else np.zeros([n], np.int64)
         dataset = length_grouped_order(lengths, batch_size, shuffle_seed, first_epoch).map(gather)
     else:
@@ -151,5 +173,6 @@ def packed_dataset(segments: tuple[tf.RaggedTensor, ...], labels, packer, batch_
     def pack(s, y):
         inputs = packer(*s)
         return inputs, (pack_labels(inputs, y) if pack_labels else y)
+
     dataset = dataset.map(pack, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -57,39 +57,129 @@ _BINARY = ("0", "1")
 _NLI = ("entailment", "neutral", "contradiction")
 _ENTAIL = ("entailment", "not_entailment")
 
-TASKS = {t.name: t for t in [
-    GlueTask("cola", ("sentence",), ("sentence",), ("unacceptable", "acceptable"), _BINARY,
-             ("matthews_corrcoef", "accuracy"), _DEV, {"CoLA.tsv": ("test", "test.tsv")},
-             tsv_header=("source", "label", "original_label", "sentence")),
-    GlueTask("sst2", ("sentence",), ("sentence",), ("negative", "positive"), _BINARY, ("accuracy",), _DEV,
-             {"SST-2.tsv": ("test", "test.tsv")}),
-    GlueTask("mrpc", ("sentence1", "sentence2"), ("#1 String", "#2 String"), ("not_equivalent", "equivalent"),
-             _BINARY, ("f1", "accuracy"), _DEV, {"MRPC.tsv": ("test", "test.tsv")}, tsv_label="Quality"),
-    GlueTask("stsb", ("sentence1", "sentence2"), ("sentence1", "sentence2"), (), (), ("pearson", "spearman"),
-             _DEV, {"STS-B.tsv": ("test", "test.tsv")}, tsv_label="score"),
-    GlueTask("qqp", ("question1", "question2"), ("question1", "question2"), ("not_duplicate", "duplicate"),
-             _BINARY, ("f1", "accuracy"), _DEV, {"QQP.tsv": ("test", "test.tsv")}, tsv_label="is_duplicate"),
-    GlueTask("mnli", ("premise", "hypothesis"), ("sentence1", "sentence2"), _NLI, _NLI,
-             ("accuracy",),
-             {"matched": ("validation_matched", "dev_matched.tsv"),
-              "mismatched": ("validation_mismatched", "dev_mismatched.tsv")},
-             {"MNLI-m.tsv": ("test_matched", "test_matched.tsv"),
-              "MNLI-mm.tsv": ("test_mismatched", "test_mismatched.tsv")}, tsv_label="gold_label"),
-    GlueTask("qnli", ("question", "sentence"), ("question", "sentence"), _ENTAIL, _ENTAIL, ("accuracy",), _DEV,
-             {"QNLI.tsv": ("test", "test.tsv")}),
-    GlueTask("rte", ("sentence1", "sentence2"), ("sentence1", "sentence2"), _ENTAIL, _ENTAIL, ("accuracy",),
-             _DEV, {"RTE.tsv": ("test", "test.tsv")}),
-    GlueTask("wnli", ("sentence1", "sentence2"), ("sentence1", "sentence2"), ("not_entailment", "entailment"),
-             _BINARY, ("accuracy",), _DEV, {"WNLI.tsv": ("test", "test.tsv")}),
-    GlueTask("ax", ("premise", "hypothesis"), ("sentence1", "sentence2"), _NLI, _NLI, (), {},
-             {"AX.tsv": ("test", "diagnostic.tsv")}),
-]}
+TASKS = {
+    t.name: t
+    for t in [
+        GlueTask(
+            "cola",
+            ("sentence",),
+            ("sentence",),
+            ("unacceptable", "acceptable"),
+            _BINARY,
+            ("matthews_corrcoef", "accuracy"),
+            _DEV,
+            {"CoLA.tsv": ("test", "test.tsv")},
+            tsv_header=("source", "label", "original_label", "sentence"),
+        ),
+        GlueTask(
+            "sst2",
+            ("sentence",),
+            ("sentence",),
+            ("negative", "positive"),
+            _BINARY,
+            ("accuracy",),
+            _DEV,
+            {"SST-2.tsv": ("test", "test.tsv")},
+        ),
+        GlueTask(
+            "mrpc",
+            ("sentence1", "sentence2"),
+            ("#1 String", "#2 String"),
+            ("not_equivalent", "equivalent"),
+            _BINARY,
+            ("f1", "accuracy"),
+            _DEV,
+            {"MRPC.tsv": ("test", "test.tsv")},
+            tsv_label="Quality",
+        ),
+        GlueTask(
+            "stsb",
+            ("sentence1", "sentence2"),
+            ("sentence1", "sentence2"),
+            (),
+            (),
+            ("pearson", "spearman"),
+            _DEV,
+            {"STS-B.tsv": ("test", "test.tsv")},
+            tsv_label="score",
+        ),
+        GlueTask(
+            "qqp",
+            ("question1", "question2"),
+            ("question1", "question2"),
+            ("not_duplicate", "duplicate"),
+            _BINARY,
+            ("f1", "accuracy"),
+            _DEV,
+            {"QQP.tsv": ("test", "test.tsv")},
+            tsv_label="is_duplicate",
+        ),
+        GlueTask(
+            "mnli",
+            ("premise", "hypothesis"),
+            ("sentence1", "sentence2"),
+            _NLI,
+            _NLI,
+            ("accuracy",),
+            {
+                "matched": ("validation_matched", "dev_matched.tsv"),
+                "mismatched": ("validation_mismatched", "dev_mismatched.tsv"),
+            },
+            {
+                "MNLI-m.tsv": ("test_matched", "test_matched.tsv"),
+                "MNLI-mm.tsv": ("test_mismatched", "test_mismatched.tsv"),
+            },
+            tsv_label="gold_label",
+        ),
+        GlueTask(
+            "qnli",
+            ("question", "sentence"),
+            ("question", "sentence"),
+            _ENTAIL,
+            _ENTAIL,
+            ("accuracy",),
+            _DEV,
+            {"QNLI.tsv": ("test", "test.tsv")},
+        ),
+        GlueTask(
+            "rte",
+            ("sentence1", "sentence2"),
+            ("sentence1", "sentence2"),
+            _ENTAIL,
+            _ENTAIL,
+            ("accuracy",),
+            _DEV,
+            {"RTE.tsv": ("test", "test.tsv")},
+        ),
+        GlueTask(
+            "wnli",
+            ("sentence1", "sentence2"),
+            ("sentence1", "sentence2"),
+            ("not_entailment", "entailment"),
+            _BINARY,
+            ("accuracy",),
+            _DEV,
+            {"WNLI.tsv": ("test", "test.tsv")},
+        ),
+        GlueTask(
+            "ax",
+            ("premise", "hypothesis"),
+            ("sentence1", "sentence2"),
+            _NLI,
+            _NLI,
+            (),
+            {},
+            {"AX.tsv": ("test", "diagnostic.tsv")},
+        ),
+    ]
+}
 
 
 def glue_task(name: str) -> GlueTask:
     if name not in TASKS:
-        raise DataError(f"--task {name!r} is not a GLUE task; use one of {sorted(TASKS)} (or --train_file for "
-                         "your own data).")
+        raise DataError(
+            f"--task {name!r} is not a GLUE task; use one of {sorted(TASKS)} (or --train_file for your own data)."
+        )
     return TASKS[name]
 
 
@@ -105,24 +195,37 @@ def load_tfds(task: GlueTask, split: str, data_dir: str | None = None) -> Senten
     labels = columns["label"]
     unlabeled = split.startswith("test") or (labels and all(v == -1 for v in labels))
     if not unlabeled and not task.is_regression:
-        labels = [task.submission_labels[int(v)] for v in labels]   # as the TSV strings, like file data
+        labels = [task.submission_labels[int(v)] for v in labels]  # as the TSV strings, like file data
     return SentenceData(
-        text_a=columns[task.fields[0]], text_b=columns[task.fields[1]] if len(task.fields) > 1 else None,
-        labels=None if unlabeled else labels, ids=columns["idx"], lines=None, source=f"tfds glue/{task.name}:{split}")
+        text_a=columns[task.fields[0]],
+        text_b=columns[task.fields[1]] if len(task.fields) > 1 else None,
+        labels=None if unlabeled else labels,
+        ids=columns["idx"],
+        lines=None,
+        source=f"tfds glue/{task.name}:{split}",
+    )
 
 
 def load_tsv(task: GlueTask, data_dir: str, file: str, labeled: bool, skip_bad_rows: bool = False) -> SentenceData:
     """Examples from a GLUE TSV file in `data_dir` (as extracted from the GLUE download)."""
     path = os.path.join(data_dir, file)
     if not os.path.exists(path):
-        raise DataError(f"{path}: no such file; --data_dir must hold the GLUE TSV files of {task.name} "
-                        f"({', '.join(sorted({f for _, f in task.dev.values()} | {f for _, f in task.test.values()}))}"
-                        f"{', train.tsv' if task.dev else ''}).")
+        raise DataError(
+            f"{path}: no such file; --data_dir must hold the GLUE TSV files of {task.name} "
+            f"({', '.join(sorted({f for _, f in task.dev.values()} | {f for _, f in task.test.values()}))}"
+            f"{', train.tsv' if task.dev else ''})."
+        )
     header = list(task.tsv_header) if task.tsv_header and file != "test.tsv" else None
     return read_sentence_file(
-        path, text_a=task.tsv_fields[0], text_b=task.tsv_fields[1] if len(task.tsv_fields) > 1 else "",
-        label=task.tsv_label if labeled else "", id_column="" if labeled else _id_column(task),
-        header=header, quoting="none", skip_bad_rows=skip_bad_rows)
+        path,
+        text_a=task.tsv_fields[0],
+        text_b=task.tsv_fields[1] if len(task.tsv_fields) > 1 else "",
+        label=task.tsv_label if labeled else "",
+        id_column="" if labeled else _id_column(task),
+        header=header,
+        quoting="none",
+        skip_bad_rows=skip_bad_rows,
+    )
 
 
 def _id_column(task: GlueTask) -> str:
@@ -139,5 +242,5 @@ def submission_text(task: GlueTask, ids: list, predictions: np.ndarray) -> str:
     lines = ["index\tprediction"]
     for example_id, prediction in zip(ids, predictions):
         value = f"{float(prediction):.3f}" if task.is_regression else task.submission_labels[int(prediction)]
-        lines.append(f"{example_id}\t{value}")     # as the file has it: a non-numeric id must not fail here
+        lines.append(f"{example_id}\t{value}")  # as the file has it: a non-numeric id must not fail here
     return "\n".join(lines) + "\n"

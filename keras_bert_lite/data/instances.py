@@ -49,8 +49,8 @@ def nsp_spans(window: tf.RaggedTensor, seed, max_num_tokens: int, short_seq_prob
         (A = flat_values[a_start:a_end], likewise B) and 1 where B is a random span (NotNext), before truncation.
     """
     seed = tf.cast(seed, tf.int64)
-    doc_splits = tf.cast(window.row_splits, tf.int32)           # document -> first sentence
-    tok_splits = tf.cast(window.values.row_splits, tf.int32)    # sentence -> first token
+    doc_splits = tf.cast(window.row_splits, tf.int32)  # document -> first sentence
+    tok_splits = tf.cast(window.values.row_splits, tf.int32)  # sentence -> first token
     num_docs = tf.size(doc_splits) - 1
     max_num_tokens = tf.constant(max_num_tokens, tf.int32)
 
@@ -65,7 +65,7 @@ def nsp_spans(window: tf.RaggedTensor, seed, max_num_tokens: int, short_seq_prob
         first, last = doc_splits[other], doc_splits[other + 1]
         start = first + _randint(seed, counter + 1, 0, last - first)
         # Smallest end sentence such that tokens(start..end) >= target_b, else the document's end.
-        ends = tok_splits[start + 1: last + 1]
+        ends = tok_splits[start + 1 : last + 1]
         reach = tf.searchsorted(ends, [tok_splits[start] + target_b], side="left")[0]
         end = tf.minimum(start + 1 + tf.cast(reach, tf.int32), last)
         return tok_splits[start], tok_splits[end]
@@ -77,7 +77,7 @@ def nsp_spans(window: tf.RaggedTensor, seed, max_num_tokens: int, short_seq_prob
         length += tok_splits[sentence + 1] - tok_splits[sentence]
 
         def emit():
-            c = i - chunk_start + 1                                               # sentences in the chunk
+            c = i - chunk_start + 1  # sentences in the chunk
             a_sents = tf.where(c >= 2, _randint(seed, counter, 1, tf.maximum(c, 2)), 1)
             want_random = (_uniform(seed, counter + 1) < 0.5) & (num_docs > 1)
             a_start = tok_splits[first + chunk_start]
@@ -139,8 +139,10 @@ def truncate_pair(a_len, b_len, max_num_tokens, seed):
     a_keep, b_keep = truncated_lengths(a_len, b_len, max_num_tokens)
     a_drop, b_drop = a_len - a_keep, b_len - b_keep
     seeds = tf.random.experimental.stateless_split(tf.cast(seed, tf.int64), 2)
-    a_front = tf.cast(tf.random.stateless_binomial(tf.shape(a_drop), seeds[0], tf.cast(a_drop, tf.float32), 0.5),
-                      tf.int32)
-    b_front = tf.cast(tf.random.stateless_binomial(tf.shape(b_drop), seeds[1], tf.cast(b_drop, tf.float32), 0.5),
-                      tf.int32)
+    a_front = tf.cast(
+        tf.random.stateless_binomial(tf.shape(a_drop), seeds[0], tf.cast(a_drop, tf.float32), 0.5), tf.int32
+    )
+    b_front = tf.cast(
+        tf.random.stateless_binomial(tf.shape(b_drop), seeds[1], tf.cast(b_drop, tf.float32), 0.5), tf.int32
+    )
     return a_front, a_drop - a_front, b_front, b_drop - b_front

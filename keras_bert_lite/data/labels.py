@@ -29,13 +29,14 @@ import re
 from keras_bert_lite.data.errors import SKIP_HINT, report_bad_rows
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)   # no rounding
-_PLAIN_DIGITS = 100   # beyond 10^±100 a number's class name keeps an exponent ("1E+400"), not 400 digits
-DEFAULT_SEPARATOR = "|"   # between the labels of a multi-label text field
+_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)  # no rounding
+_PLAIN_DIGITS = 100  # beyond 10^±100 a number's class name keeps an exponent ("1E+400"), not 400 digits
+DEFAULT_SEPARATOR = "|"  # between the labels of a multi-label text field
 
 
-def drop_unlabeled(records: list, path: str, column: str, *, skip_bad_rows: bool = False,
-                   problem=None) -> tuple[list, int]:
+def drop_unlabeled(
+    records: list, path: str, column: str, *, skip_bad_rows: bool = False, problem=None
+) -> tuple[list, int]:
     """The records (`table_files.Record`) whose `column` holds a usable label, and how many were skipped.
 
     Rows without the column at all are kept: `select_columns` reports those. `problem`: `value -> what makes it
@@ -65,8 +66,10 @@ def label_problem(value) -> str:
         if not value.strip():
             return "the label is empty"
         if "\n" in value or "\r" in value:
-            return (f"the label {value[:40]!r}... spans several lines: is a quote left open in the row or the rows "
-                    "above it?")
+            return (
+                f"the label {value[:40]!r}... spans several lines: is a quote left open in the row or the rows "
+                "above it?"
+            )
     return ""
 
 
@@ -88,9 +91,10 @@ def class_label(value) -> str:
         return text
     try:
         number = decimal.Decimal(text).normalize(_EXACT)
-    except decimal.InvalidOperation:          # an exponent beyond what decimal can hold, e.g. 1e99999999999999999999
-        raise ValueError(f"the label {text} is a number too large to compare with the others; use class names") \
-            from None
+    except decimal.InvalidOperation:  # an exponent beyond what decimal can hold, e.g. 1e99999999999999999999
+        raise ValueError(
+            f"the label {text} is a number too large to compare with the others; use class names"
+        ) from None
     if number == 0:
         return "0"
     return format(number, "f") if abs(number.adjusted()) <= _PLAIN_DIGITS else str(number)
@@ -114,7 +118,7 @@ def regression_label(value) -> float:
         score = None
     if score is not None and not math.isfinite(score):
         raise ValueError(f"the label {value!r} is not a finite number; a regression target must be one")
-    if score is None or (isinstance(value, str) and not _NUMBER.fullmatch(value.strip())):   # float("1_000")
+    if score is None or (isinstance(value, str) and not _NUMBER.fullmatch(value.strip())):  # float("1_000")
         raise ValueError(f"the label {value!r} is not a number (a regression task needs numeric labels)")
     return score
 
@@ -145,8 +149,9 @@ class LabelSets:
         """
         names = tuple(dict.fromkeys(self._name(item) for item in self._items(value)))
         if not names and not self.allow_empty:
-            raise ValueError("the example has no labels (an empty list); if examples may have none, pass "
-                             "--allow_no_labels")
+            raise ValueError(
+                "the example has no labels (an empty list); if examples may have none, pass --allow_no_labels"
+            )
         return names
 
     def problem(self, value) -> str:
@@ -170,8 +175,10 @@ class LabelSets:
 
     def _name(self, item) -> str:
         if isinstance(item, str) and self.separator in item:
-            raise ValueError(f"the label {item!r} holds the separator {self.separator!r}, which the prediction "
-                             "files put between labels; rename the label or choose another --label_separator")
+            raise ValueError(
+                f"the label {item!r} holds the separator {self.separator!r}, which the prediction "
+                "files put between labels; rename the label or choose another --label_separator"
+            )
         if isinstance(item, (list, dict)):
             raise ValueError(f"a label in the list is a JSON {type(item).__name__}; give a flat list of labels")
         return class_label(item)

@@ -43,11 +43,19 @@ def stride_problem(seq_length: int, stride: int, pair: bool, names=("--doc_strid
     room = window_room(seq_length, pair)
     if stride < room:
         return ""
-    what = (f"{room} tokens of the second text: {seq_length - 3} less up to {first_text_room(seq_length)} of the "
-            "first, with [CLS] and two [SEP]") if pair else f"{room} tokens with [CLS] and [SEP]"
-    return (f"{names[0]} {stride} is not smaller than the windows of {names[1]} {seq_length} ({what}), so windows "
-            f"would not overlap; give {names[0]} {default_stride(seq_length, pair)} (half a window) or less, or a "
-            f"longer {names[1]}.")
+    what = (
+        (
+            f"{room} tokens of the second text: {seq_length - 3} less up to {first_text_room(seq_length)} of the "
+            "first, with [CLS] and two [SEP]"
+        )
+        if pair
+        else f"{room} tokens with [CLS] and [SEP]"
+    )
+    return (
+        f"{names[0]} {stride} is not smaller than the windows of {names[1]} {seq_length} ({what}), so windows "
+        f"would not overlap; give {names[0]} {default_stride(seq_length, pair)} (half a window) or less, or a "
+        f"longer {names[1]}."
+    )
 
 
 def window_segments(segments, seq_length: int, stride: int) -> tuple[TokenWindows, tuple]:
@@ -64,7 +72,7 @@ def window_segments(segments, seq_length: int, stride: int) -> tuple[TokenWindow
     if len(segments) == 1:
         windows = cut_windows(segments[0].row_lengths(), seq_length - 2, stride)
         return windows, (windows.tokens(segments[0]),)
-    first = segments[0][:, :first_text_room(seq_length)]
+    first = segments[0][:, : first_text_room(seq_length)]
     windows = cut_windows(segments[1].row_lengths(), seq_length - 3 - first.row_lengths(), stride)
     return windows, (tf.gather(first, windows.text), windows.tokens(segments[1]))
 
@@ -78,6 +86,8 @@ def truncation_report(source: str, segments, seq_length: int) -> str:
     if not cut:
         return ""
     texts = "text pairs" if len(segments) == 2 else "texts"
-    return (f"{source}: {cut:,} of {len(lost):,} {texts} are longer than --seq_length {seq_length} (with the special "
-            f"tokens) and were cut ({int(lost.sum()):,} tokens lost, up to {int(lost.max()):,} of one); "
-            "--long_documents windows reads them whole.")
+    return (
+        f"{source}: {cut:,} of {len(lost):,} {texts} are longer than --seq_length {seq_length} (with the special "
+        f"tokens) and were cut ({int(lost.sum()):,} tokens lost, up to {int(lost.max()):,} of one); "
+        "--long_documents windows reads them whole."
+    )

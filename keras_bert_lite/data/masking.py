@@ -34,8 +34,17 @@ class DynamicMasker(tf.Module):
         whole_word: mask whole words (a word's pieces are chosen together).
     """
 
-    def __init__(self, vocab_size: int, mask_id: int, special_ids, continuation=None, mask_rate: float = MASK_RATE,
-                 max_predictions: int = 20, whole_word: bool = False, name=None):
+    def __init__(
+        self,
+        vocab_size: int,
+        mask_id: int,
+        special_ids,
+        continuation=None,
+        mask_rate: float = MASK_RATE,
+        max_predictions: int = 20,
+        whole_word: bool = False,
+        name=None,
+    ):
         super().__init__(name=name)
         if whole_word and continuation is None:
             raise ValueError("whole_word=True needs `continuation` (which ids are ## word pieces).")
@@ -57,9 +66,13 @@ class DynamicMasker(tf.Module):
 
         [PAD], [CLS], [SEP] and [MASK] are never masked; [UNK] may be, as in the original.
         """
-        return cls(vocab_size=len(vocab), mask_id=vocab.mask_id,
-                   special_ids=(vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id),
-                   continuation=vocab.is_continuation.tolist(), **kwargs)
+        return cls(
+            vocab_size=len(vocab),
+            mask_id=vocab.mask_id,
+            special_ids=(vocab.pad_id, vocab.cls_id, vocab.sep_id, vocab.mask_id),
+            continuation=vocab.is_continuation.tolist(),
+            **kwargs,
+        )
 
     def __call__(self, input_word_ids, seed):
         """Masks a batch.
@@ -79,19 +92,19 @@ class DynamicMasker(tf.Module):
         batch, length = tf.shape(ids)[0], tf.shape(ids)[1]
         positions = tf.broadcast_to(tf.range(length)[None], [batch, length])
 
-        maskable = ~tf.gather(self._is_special, ids)                                    # [b, s]
+        maskable = ~tf.gather(self._is_special, ids)  # [b, s]
         # ---- Words: a maskable token starts a word unless it is a ## piece following a maskable token.
         if self.whole_word:
             follows_maskable = tf.pad(maskable[:, :-1], [[0, 0], [1, 0]])
             starts = maskable & ~(tf.gather(self._continuation, ids) & follows_maskable)
         else:
             starts = maskable
-        word = tf.cumsum(tf.cast(starts, tf.int32), axis=1) - 1                          # word index per token
-        word = tf.where(maskable, word, length)                                          # non-maskable: no word
+        word = tf.cumsum(tf.cast(starts, tf.int32), axis=1) - 1  # word index per token
+        word = tf.where(maskable, word, length)  # non-maskable: no word
         # Length of each word, looked up at its start: count of tokens sharing the word index.
-        flat_word = word + (length + 1) * tf.range(batch)[:, None]                         # unique per row
+        flat_word = word + (length + 1) * tf.range(batch)[:, None]  # unique per row
         word_len = tf.math.unsorted_segment_sum(tf.ones_like(flat_word), flat_word, batch * (length + 1))
-        start_len = tf.gather(word_len, flat_word)                                       # [b, s]
+        start_len = tf.gather(word_len, flat_word)  # [b, s]
 
         # ---- Budget: floor(rate * maskable + u), at least 1 when anything is maskable, at most P.
         num_maskable = tf.reduce_sum(tf.cast(maskable, tf.float32), axis=1)
@@ -101,21 +114,30 @@ class DynamicMasker(tf.Module):
 
         # ---- Visit words in random order; take each while the running token count stays within budget.
         key = tf.where(starts, tf.random.stateless_uniform([batch, length], seeds[1]), 2.0)
-        order = tf.argsort(key, axis=1, stable=True)                                     # starts first, shuffled
+        order = tf.argsort(key, axis=1, stable=True)  # starts first, shuffled
         sorted_len = tf.gather(tf.where(starts, start_len, 0), order, batch_dims=1)
         taken_sorted = (tf.cumsum(sorted_len, axis=1) <= tf.cast(budget, tf.int32)[:, None]) & (sorted_len > 0)
-        taken_start = tf.scatter_nd(tf.stack([tf.repeat(tf.range(batch), length), tf.reshape(order, [-1])], 1),
-                                    tf.reshape(taken_sorted, [-1]), [batch, length])
+        taken_start = tf.scatter_nd(
+            tf.stack([tf.repeat(tf.range(batch), length), tf.reshape(order, [-1])], 1),
+            tf.reshape(taken_sorted, [-1]),
+            [batch, length],
+        )
         # A token is chosen if the start of its word was taken.
         word_taken = tf.math.unsorted_segment_max(
             tf.cast(tf.reshape(taken_start, [-1]), tf.int32),
-            tf.reshape(tf.where(starts, flat_word, batch * (length + 1)), [-1]), batch * (length + 1) + 1)
-        chosen = (tf.gather(word_taken, flat_word) > 0) & maskable                       # [b, s]
+            tf.reshape(tf.where(starts, flat_word, batch * (length + 1)), [-1]),
+            batch * (length + 1) + 1,
+        )
+        chosen = (tf.gather(word_taken, flat_word) > 0) & maskable  # [b, s]
 
         # ---- 80% [MASK], 10% random non-special token, 10% unchanged.
         r = tf.random.stateless_uniform([batch, length], seeds[2])
-        random_ids = tf.gather(self._replacements, tf.random.stateless_uniform(
-            [batch, length], seeds[3], maxval=tf.shape(self._replacements)[0], dtype=tf.int32))
+        random_ids = tf.gather(
+            self._replacements,
+            tf.random.stateless_uniform(
+                [batch, length], seeds[3], maxval=tf.shape(self._replacements)[0], dtype=tf.int32
+            ),
+        )
         replaced = tf.where(r < 0.8, self.mask_id, tf.where(r < 0.9, ids, random_ids))
         masked_ids = tf.where(chosen, replaced, ids)
 

@@ -42,7 +42,7 @@ class TaggedSentences:
         return len(self.words)
 
 
-_FIELD = re.compile(r"[^ \t\r\n]+")   # columns part at ASCII spaces and tabs: a no-break space stays in its word
+_FIELD = re.compile(r"[^ \t\r\n]+")  # columns part at ASCII spaces and tabs: a no-break space stays in its word
 
 
 def _columns(line: str) -> list[str]:
@@ -76,7 +76,7 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
     """
     sentences, tags, lines, bad = [], [], [], []
     words, labels, first = [], [], None
-    tagged, words_only = False, None       # any line with a tag column; the first line with a single column
+    tagged, words_only = False, None  # any line with a tag column; the first line with a single column
     text_lines = io.StringIO(read_text(path), newline=None).readlines() + [""]
     rows = [_columns(line) for line in text_lines]
     file_tags = {fields[-1] for fields in rows if len(fields) > 1 and not fields[0].startswith("#")}
@@ -87,14 +87,26 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
             words, labels, first = [], [], None
             continue
         if not words and fields[0].startswith("#") and fields[-1] not in file_tags:
-            continue                        # a comment before a sentence: `# text = ...`, `# id ...`
+            continue  # a comment before a sentence: `# text = ...`, `# id ...`
         tagged = tagged or len(fields) > 1
         if len(fields) == 1 and not words_only:
             words_only = (number, fields[0])
-        problem = undecodable(line, path) or ("" if len(fields) > 1 else (
-            f"{line.strip()!r} has one column; a CoNLL line is `word ... TAG` (the word first, the entity tag "
-            "last), sentences separated by blank lines")) or ("" if fields[0] else (
-            f"{line.rstrip()!r} has an empty word before its first tab; put the word first (`word<TAB>TAG`)"))
+        problem = (
+            undecodable(line, path)
+            or (
+                ""
+                if len(fields) > 1
+                else (
+                    f"{line.strip()!r} has one column; a CoNLL line is `word ... TAG` (the word first, the entity tag "
+                    "last), sentences separated by blank lines"
+                )
+            )
+            or (
+                ""
+                if fields[0]
+                else (f"{line.rstrip()!r} has an empty word before its first tab; put the word first (`word<TAB>TAG`)")
+            )
+        )
         if problem:
             bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
             continue
@@ -103,9 +115,11 @@ def read_conll(path: str, *, skip_bad_rows: bool = False) -> TaggedSentences:
         first = first or number
     if words_only and not tagged:
         number, word = words_only
-        raise DataError(f"{path}:{number}: {word!r} has one column, as has every line of this file: no tag column; "
-                        f"add one: each word's tag (`{word} B-PER`), or for unlabeled sentences to tag (--test_file) "
-                        f"a dummy tag (`{word} O`).")
+        raise DataError(
+            f"{path}:{number}: {word!r} has one column, as has every line of this file: no tag column; "
+            f"add one: each word's tag (`{word} B-PER`), or for unlabeled sentences to tag (--test_file) "
+            f"a dummy tag (`{word} O`)."
+        )
     report_bad_rows(path, bad, skip_bad_rows, "malformed lines")
     if not sentences:
         raise DataError(f"{path}: no sentences found; expected CoNLL-2003 lines `word POS chunk TAG`.")
@@ -121,13 +135,15 @@ def _is_entity_tag(value: str) -> bool:
 def _refuse_tags_first(path: str, sentences: list, tags: list, lines: list) -> None:
     """Raises a `DataError` for a file whose every word is an entity tag (`O`, `B-PER`) and whose last column
     is not: the columns are `TAG word`, which would train the words as tags and the tags as words."""
-    if not all(_is_entity_tag(w) for words in sentences for w in words):     # stops at a file's first real word
+    if not all(_is_entity_tag(w) for words in sentences for w in words):  # stops at a file's first real word
         return
     last = next((t for labels in tags for t in labels if not _is_entity_tag(t)), None)
     if last is not None:
-        raise DataError(f"{path}:{lines[0]}: the first column holds entity tags ({sentences[0][0]!r}) and the last "
-                        f"does not ({last!r}); a CoNLL line is `word ... TAG`, the word first and the tag last: swap "
-                        "the columns (for two: `awk '{print $2, $1}'`).")
+        raise DataError(
+            f"{path}:{lines[0]}: the first column holds entity tags ({sentences[0][0]!r}) and the last "
+            f"does not ({last!r}); a CoNLL line is `word ... TAG`, the word first and the tag last: swap "
+            "the columns (for two: `awk '{print $2, $1}'`)."
+        )
 
 
 def load_tfds(split: str, data_dir: str | None = None) -> TaggedSentences:
@@ -137,8 +153,11 @@ def load_tfds(split: str, data_dir: str | None = None) -> TaggedSentences:
     builder = tfds.builder("conll2003", data_dir=data_dir)
     names = builder.info.features["ner"].feature.names
     words, tags = [], []
-    for example in tfds.as_numpy(builder.as_dataset(split=split) if builder.is_prepared() else
-                                 tfds.load("conll2003", split=split, data_dir=data_dir)):
+    for example in tfds.as_numpy(
+        builder.as_dataset(split=split)
+        if builder.is_prepared()
+        else tfds.load("conll2003", split=split, data_dir=data_dir)
+    ):
         words.append([w.decode("utf-8") for w in example["tokens"]])
         tags.append([names[int(t)] for t in example["ner"]])
     return TaggedSentences(words, tags, None, f"tfds conll2003:{split}")
@@ -150,7 +169,7 @@ def tag_names(sentences: TaggedSentences) -> list[str]:
     return sorted(found, key=lambda t: (t != "O", t))
 
 
-ENTITY_PREFIXES = ("B-", "I-", "E-", "S-", "L-", "U-")   # IOB1, IOB2, IOBES and BILOU
+ENTITY_PREFIXES = ("B-", "I-", "E-", "S-", "L-", "U-")  # IOB1, IOB2, IOBES and BILOU
 
 
 def marks_entities(names: list[str]) -> bool:
@@ -169,8 +188,10 @@ def encode_tags(sentences: TaggedSentences, names: list[str]) -> list[np.ndarray
         unknown = [t for t in tags if t not in index]
         if unknown:
             where = f"{sentences.source}:{sentences.lines[s]}" if sentences.lines else f"{sentences.source} #{s}"
-            raise DataError(f"{where}: unknown tag {unknown[0]!r} in this sentence; the known tags (from the "
-                            f"training data) are {names}.")
+            raise DataError(
+                f"{where}: unknown tag {unknown[0]!r} in this sentence; the known tags (from the "
+                f"training data) are {names}."
+            )
         encoded.append(np.array([index[t] for t in tags], np.int32))
     return encoded
 
@@ -186,7 +207,7 @@ def tokenize_words(tokenizer, sentences: TaggedSentences, max_tokens: int | None
     fn = tokenize_fn(tokenizer, with_offsets=True)
     ids, word_of, first = [], [], []
     for begin in range(0, len(texts), 4096):
-        chunk = texts[begin:begin + 4096]
+        chunk = texts[begin : begin + 4096]
         out = fn(tf.constant(chunk))
         starts = out.starts.to_list()
         for j, row in enumerate(out.ids.to_list()):
@@ -202,10 +223,13 @@ def tokenize_words(tokenizer, sentences: TaggedSentences, max_tokens: int | None
 
 def token_labels(word_of: list, first: list, word_tags: list) -> tf.RaggedTensor:
     """Per-token labels: the word's tag id on its first piece, IGNORE elsewhere. int32 `[n, (tokens)]`."""
-    rows = [np.where(f, tags[w], IGNORE).astype(np.int32) if len(w) else np.zeros(0, np.int32)
-            for w, f, tags in zip(word_of, first, word_tags)]
-    return tf.RaggedTensor.from_row_lengths(np.concatenate(rows) if rows else np.zeros(0, np.int32),
-                                            [len(r) for r in rows])
+    rows = [
+        np.where(f, tags[w], IGNORE).astype(np.int32) if len(w) else np.zeros(0, np.int32)
+        for w, f, tags in zip(word_of, first, word_tags)
+    ]
+    return tf.RaggedTensor.from_row_lengths(
+        np.concatenate(rows) if rows else np.zeros(0, np.int32), [len(r) for r in rows]
+    )
 
 
 def pack_token_labels(inputs: dict, labels: tf.RaggedTensor) -> tf.Tensor:

@@ -33,8 +33,15 @@ class PairData:
         return len(self.anchors)
 
 
-def read_pairs(path: str, *, anchor: str = "anchor", positive: str = "positive", id_column: str = "",
-               quoting: str = "auto", skip_bad_rows: bool = False) -> PairData:
+def read_pairs(
+    path: str,
+    *,
+    anchor: str = "anchor",
+    positive: str = "positive",
+    id_column: str = "",
+    quoting: str = "auto",
+    skip_bad_rows: bool = False,
+) -> PairData:
     """Reads the pairs of a TSV/CSV file with a header line, or of a JSONL file.
 
     Args:
@@ -56,21 +63,37 @@ def read_pairs(path: str, *, anchor: str = "anchor", positive: str = "positive",
         require_text(path, [r.line for r in records], name, [r.values[name] for r in records])
     records = _with_texts(records, path, (anchor, positive), skip_bad_rows)
     if not records:
-        raise DataError(f"{path}: no pairs found; it needs a header line (or JSONL keys) with the columns "
-                        f"{anchor!r} and {positive!r} and one pair per row.")
-    return PairData(anchors=[r.values[anchor] for r in records], positives=[r.values[positive] for r in records],
-                    ids=[r.values[id_column] if id_column else r.row for r in records],
-                    lines=[r.line for r in records], source=path)
+        raise DataError(
+            f"{path}: no pairs found; it needs a header line (or JSONL keys) with the columns "
+            f"{anchor!r} and {positive!r} and one pair per row."
+        )
+    return PairData(
+        anchors=[r.values[anchor] for r in records],
+        positives=[r.values[positive] for r in records],
+        ids=[r.values[id_column] if id_column else r.row for r in records],
+        lines=[r.line for r in records],
+        source=path,
+    )
 
 
 def _with_texts(records: list[Record], path: str, names: tuple[str, str], skip_bad_rows: bool) -> list[Record]:
     """The records whose two texts are not blank; a blank one is a `DataError` (or, with `skip_bad_rows`, a
     skipped row)."""
-    blank = {r.line: next(n for n in names if not r.values[n].strip()) for r in records
-             if not all(r.values[n].strip() for n in names)}
-    report_bad_rows(path, [f"{path}:{line}: the {name!r} text is empty; every pair needs two texts: fill it in, "
-                           f"delete the row, {SKIP_HINT}." for line, name in blank.items()],
-                    skip_bad_rows, "pairs with an empty text")
+    blank = {
+        r.line: next(n for n in names if not r.values[n].strip())
+        for r in records
+        if not all(r.values[n].strip() for n in names)
+    }
+    report_bad_rows(
+        path,
+        [
+            f"{path}:{line}: the {name!r} text is empty; every pair needs two texts: fill it in, "
+            f"delete the row, {SKIP_HINT}."
+            for line, name in blank.items()
+        ],
+        skip_bad_rows,
+        "pairs with an empty text",
+    )
     return [r for r in records if r.line not in blank]
 
 

@@ -48,14 +48,17 @@ def expand_patterns(patterns) -> list[str]:
         path = os.path.expanduser(pattern)
         matched = [path] if os.path.isfile(path) else sorted(glob.glob(path))
         if not matched:
-            raise DataError(f"{pattern}: no input file matches; check the path (a comma-separated list of files or "
-                            "globs, e.g. corpus/*.txt).")
+            raise DataError(
+                f"{pattern}: no input file matches; check the path (a comma-separated list of files or "
+                "globs, e.g. corpus/*.txt)."
+            )
         files += matched
     return sorted(set(files))
 
 
-def text_file_documents(patterns, seed: int = 0, num_shards: int = 1, shard: int = 0,
-                        window_docs: int = 256) -> tf.data.Dataset:
+def text_file_documents(
+    patterns, seed: int = 0, num_shards: int = 1, shard: int = 0, window_docs: int = 256
+) -> tf.data.Dataset:
     """Documents of text files in the original BERT format, plain or gzip-compressed, read as a stream
     (corpus_documents.py), files shuffled every pass (seeded).
 
@@ -85,8 +88,13 @@ def text_file_documents(patterns, seed: int = 0, num_shards: int = 1, shard: int
     return ds.flat_map(file_documents)
 
 
-def tfds_documents(name: str, split: str = "train", text_key: str = "text", seed: int = 0,
-                   input_context: tf.distribute.InputContext | None = None) -> tf.data.Dataset:
+def tfds_documents(
+    name: str,
+    split: str = "train",
+    text_key: str = "text",
+    seed: int = 0,
+    input_context: tf.distribute.InputContext | None = None,
+) -> tf.data.Dataset:
     """Documents of a tensorflow-datasets text dataset (e.g. "wikipedia/20230601.en"), streamed, repeated.
 
     Paragraphs (lines) are split into sentences after ., ! or ? followed by whitespace.
@@ -103,9 +111,19 @@ def tfds_documents(name: str, split: str = "train", text_key: str = "text", seed
     return ds.map(to_document).repeat()
 
 
-def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: DynamicMasker, *,
-                        short_seq_prob: float = 0.1, window_docs: int = 256, shuffle_buffer: int = 10_000,
-                        seed: int = 0, num_shards: int = 1, shard: int = 0) -> tf.data.Dataset:
+def pretraining_dataset(
+    documents: tf.data.Dataset,
+    tokenizer,
+    packer,
+    masker: DynamicMasker,
+    *,
+    short_seq_prob: float = 0.1,
+    window_docs: int = 256,
+    shuffle_buffer: int = 10_000,
+    seed: int = 0,
+    num_shards: int = 1,
+    shard: int = 0,
+) -> tf.data.Dataset:
     """Unbatched `(features, labels)` pretraining examples, generated on the fly.
 
     Args:
@@ -144,7 +162,7 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
     def tokenize_document(doc):
         lines = tf.strings.split(doc, "\n")
         lines = tf.boolean_mask(lines, tf.strings.length(tf.strings.strip(lines)) > 0)
-        sentences = tokenizer.tokenize(lines)                                   # [n, (tokens)]
+        sentences = tokenizer.tokenize(lines)  # [n, (tokens)]
         return tf.gather(sentences, tf.where(sentences.row_lengths() > 0)[:, 0])
 
     @no_autograph
@@ -152,36 +170,53 @@ def pretraining_dataset(documents: tf.data.Dataset, tokenizer, packer, masker: D
         window_seed = tf.stack([tf.cast(seed, tf.int64), window_index])
         a_start, a_end, b_start, b_end, is_random = nsp_spans(window, window_seed, max_num_tokens, short_seq_prob)
         a_front, a_back, b_front, b_back = truncate_pair(
-            a_end - a_start, b_end - b_start, max_num_tokens,
-            tf.random.experimental.stateless_fold_in(window_seed, 1))
+            a_end - a_start, b_end - b_start, max_num_tokens, tf.random.experimental.stateless_fold_in(window_seed, 1)
+        )
         tokens = window.flat_values
 
         def segment(start, end):
-            return tf.RaggedTensor.from_row_lengths(tf.gather(tokens, tf.ragged.range(start, end).flat_values),
-                                                    tf.cast(end - start, tf.int64))
+            return tf.RaggedTensor.from_row_lengths(
+                tf.gather(tokens, tf.ragged.range(start, end).flat_values), tf.cast(end - start, tf.int64)
+            )
 
-        return {"tokens_a": segment(a_start + a_front, a_end - a_back),
-                "tokens_b": segment(b_start + b_front, b_end - b_back),
-                "next_sentence_labels": is_random}
+        return {
+            "tokens_a": segment(a_start + a_front, a_end - a_back),
+            "tokens_b": segment(b_start + b_front, b_end - b_back),
+            "next_sentence_labels": is_random,
+        }
 
     @no_autograph
     def pack_and_mask(group_index, group):
         packed = packer(group["tokens_a"], group["tokens_b"])
         masked = masker(packed["input_word_ids"], tf.stack([tf.cast(seed, tf.int64) + 1, group_index]))
-        features = {"input_word_ids": masked["input_word_ids"], "input_mask": packed["input_mask"],
-                    "input_type_ids": packed["input_type_ids"],
-                    "masked_lm_positions": masked["masked_lm_positions"]}
-        labels = {"masked_lm_ids": masked["masked_lm_ids"], "masked_lm_weights": masked["masked_lm_weights"],
-                  "next_sentence_labels": group["next_sentence_labels"]}
+        features = {
+            "input_word_ids": masked["input_word_ids"],
+            "input_mask": packed["input_mask"],
+            "input_type_ids": packed["input_type_ids"],
+            "masked_lm_positions": masked["masked_lm_positions"],
+        }
+        labels = {
+            "masked_lm_ids": masked["masked_lm_ids"],
+            "masked_lm_weights": masked["masked_lm_weights"],
+            "next_sentence_labels": group["next_sentence_labels"],
+        }
         return features, labels
 
     docs = documents.map(tokenize_document, num_parallel_calls=autotune, deterministic=True)
     docs = docs.filter(no_autograph(lambda sentences: sentences.nrows() > 0))
-    instances = (docs.ragged_batch(window_docs, drop_remainder=True).enumerate()
-                 .map(make_instances, num_parallel_calls=autotune, deterministic=True).unbatch())
-    examples = (instances.shuffle(shuffle_buffer, seed=seed)
-                .ragged_batch(64, drop_remainder=True).enumerate()
-                .map(pack_and_mask, num_parallel_calls=autotune, deterministic=True).unbatch())
+    instances = (
+        docs.ragged_batch(window_docs, drop_remainder=True)
+        .enumerate()
+        .map(make_instances, num_parallel_calls=autotune, deterministic=True)
+        .unbatch()
+    )
+    examples = (
+        instances.shuffle(shuffle_buffer, seed=seed)
+        .ragged_batch(64, drop_remainder=True)
+        .enumerate()
+        .map(pack_and_mask, num_parallel_calls=autotune, deterministic=True)
+        .unbatch()
+    )
     if num_shards > 1:
         examples = examples.shard(num_shards, shard)
     return examples

@@ -20,8 +20,14 @@ import decimal
 import numpy as np
 
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.data.labels import (LabelSets, class_label, drop_unlabeled, is_number, label_problem,
-                                         regression_label)
+from keras_bert_lite.data.labels import (
+    LabelSets,
+    class_label,
+    drop_unlabeled,
+    is_number,
+    label_problem,
+    regression_label,
+)
 from keras_bert_lite.data.table_files import read_records, require_text, select_columns
 
 
@@ -51,9 +57,18 @@ class SentenceData:
         return len(self.text_a)
 
 
-def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str = "", id_column: str = "",
-                       header: list[str] | None = None, quoting: str = "auto",
-                       skip_bad_rows: bool = False, label_sets: LabelSets | None = None) -> SentenceData:
+def read_sentence_file(
+    path: str,
+    *,
+    text_a: str,
+    text_b: str = "",
+    label: str = "",
+    id_column: str = "",
+    header: list[str] | None = None,
+    quoting: str = "auto",
+    skip_bad_rows: bool = False,
+    label_sets: LabelSets | None = None,
+) -> SentenceData:
     """Reads examples from a TSV/CSV (with a header line, or `header`) or JSONL file.
 
     Args:
@@ -73,8 +88,13 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
     """
     records, skipped = read_records(path, header=header, skip_bad_rows=skip_bad_rows, quoting=quoting)
     if label:
-        records, unlabeled = drop_unlabeled(records, path, label, skip_bad_rows=skip_bad_rows,
-                                            problem=label_sets.problem if label_sets else _single_label_problem)
+        records, unlabeled = drop_unlabeled(
+            records,
+            path,
+            label,
+            skip_bad_rows=skip_bad_rows,
+            problem=label_sets.problem if label_sets else _single_label_problem,
+        )
         skipped += unlabeled
     names = [n for n in (text_a, text_b, label, id_column) if n]
     columns, missing = select_columns(records, path, names, skip_bad_rows=skip_bad_rows)
@@ -82,13 +102,17 @@ def read_sentence_file(path: str, *, text_a: str, text_b: str = "", label: str =
         raise DataError(f"{path}: no examples found (after {skipped + missing} malformed rows were skipped).")
     values = dict(zip(names, columns))
     kept = [r for r in records if all(n in r.values for n in names)]
-    for name in names[:2 if text_b else 1]:
+    for name in names[: 2 if text_b else 1]:
         require_text(path, [r.line for r in kept], name, values[name])
     return SentenceData(
-        text_a=values[text_a], text_b=values[text_b] if text_b else None,
+        text_a=values[text_a],
+        text_b=values[text_b] if text_b else None,
         labels=values[label] if label else None,
         ids=values[id_column] if id_column else [r.row for r in kept],
-        lines=[r.line for r in kept], source=path, skipped=skipped + missing)
+        lines=[r.line for r in kept],
+        source=path,
+        skipped=skipped + missing,
+    )
 
 
 def _single_label_problem(value) -> str:
@@ -154,8 +178,10 @@ def _known(data: SentenceData, i: int, name: str, index: dict, label_names: list
         DataError: an unknown label, naming the file:line and the known labels.
     """
     if name not in index:
-        raise DataError(f"{_where(data, i)}: unknown label {name!r}; the known labels are {label_names} (from "
-                        "the training data or --labels). Fix the label, or add it to --labels.")
+        raise DataError(
+            f"{_where(data, i)}: unknown label {name!r}; the known labels are {label_names} (from "
+            "the training data or --labels). Fix the label, or add it to --labels."
+        )
     return index[name]
 
 

@@ -23,8 +23,15 @@ from keras_bert_lite.data.features import tokenize_fn
 from keras_bert_lite.data.squad_json import SquadExample, read_squad_json
 from keras_bert_lite.data.windows import cut_windows
 
-__all__ = ["SquadExample", "Windows", "check_context_room", "extract_answers", "load_tfds", "make_windows",
-           "read_squad_json"]
+__all__ = [
+    "SquadExample",
+    "Windows",
+    "check_context_room",
+    "extract_answers",
+    "load_tfds",
+    "make_windows",
+    "read_squad_json",
+]
 
 
 @dataclasses.dataclass
@@ -61,8 +68,15 @@ def load_tfds(version: str, split: str, data_dir: str | None = None) -> list[Squ
     examples = []
     for ex in tfds.as_numpy(tfds.load(f"squad/v{version}", split=split, data_dir=data_dir)):
         answers = [(t.decode("utf-8"), int(s)) for t, s in zip(ex["answers"]["text"], ex["answers"]["answer_start"])]
-        examples.append(SquadExample(ex["id"].decode("utf-8"), ex["question"].decode("utf-8"),
-                                     ex["context"].decode("utf-8"), answers, bool(ex.get("is_impossible", False))))
+        examples.append(
+            SquadExample(
+                ex["id"].decode("utf-8"),
+                ex["question"].decode("utf-8"),
+                ex["context"].decode("utf-8"),
+                answers,
+                bool(ex.get("is_impossible", False)),
+            )
+        )
     return examples
 
 
@@ -70,7 +84,7 @@ def _tokenize(tokenizer, texts):
     fn = tokenize_fn(tokenizer, with_offsets=True)
     ids, starts, ends = [], [], []
     for begin in range(0, len(texts), 2048):
-        out = fn(tf.constant(texts[begin:begin + 2048]))
+        out = fn(tf.constant(texts[begin : begin + 2048]))
         ids += out.ids.to_list()
         starts += out.starts.to_list()
         ends += out.ends.to_list()
@@ -81,18 +95,21 @@ def check_context_room(seq_length: int, max_query_length: int) -> None:
     """Raises a ValueError naming both flags when a window of `seq_length` tokens has no room for the context
     after `max_query_length` question tokens and the 3 special tokens ([CLS] q [SEP] context [SEP])."""
     if seq_length - max_query_length - 3 < 1:
-        raise ValueError(f"--seq_length {seq_length} leaves no room for the context after --max_query_length "
-                         f"{max_query_length} and 3 special tokens; raise --seq_length or lower --max_query_length.")
+        raise ValueError(
+            f"--seq_length {seq_length} leaves no room for the context after --max_query_length "
+            f"{max_query_length} and 3 special tokens; raise --seq_length or lower --max_query_length."
+        )
 
 
-def make_windows(examples: list[SquadExample], tokenizer, seq_length: int, doc_stride: int,
-                 max_query_length: int, training: bool) -> Windows:
+def make_windows(
+    examples: list[SquadExample], tokenizer, seq_length: int, doc_stride: int, max_query_length: int, training: bool
+) -> Windows:
     """Cuts every example's context into overlapping windows (`data.windows`); for training, finds the answer's
     positions."""
     check_context_room(seq_length, max_query_length)
-    questions = tf.ragged.constant([q[:max_query_length] for q in _tokenize(tokenizer, [e.question for e in
-                                                                                         examples])[0]],
-                                   tf.int32, ragged_rank=1)
+    questions = tf.ragged.constant(
+        [q[:max_query_length] for q in _tokenize(tokenizer, [e.question for e in examples])[0]], tf.int32, ragged_rank=1
+    )
     context_ids, starts, ends = _tokenize(tokenizer, [e.context for e in examples])
     contexts = tf.ragged.constant(context_ids, tf.int32, ragged_rank=1)
     spans = tf.RaggedTensor.from_row_lengths(_flat_spans(starts, ends), contexts.row_lengths())
@@ -103,11 +120,15 @@ def make_windows(examples: list[SquadExample], tokenizer, seq_length: int, doc_s
     inside = (start <= first[example]) & (last[example] < start + length)
     bounds = np.cumsum(length)[:-1]
     return Windows(
-        question_ids=tf.gather(questions, windows.text), context_ids=windows.tokens(contexts),
-        example=example, offset=offset, byte_spans=np.split(windows.tokens(spans).flat_values.numpy(), bounds),
+        question_ids=tf.gather(questions, windows.text),
+        context_ids=windows.tokens(contexts),
+        example=example,
+        offset=offset,
+        byte_spans=np.split(windows.tokens(spans).flat_values.numpy(), bounds),
         max_context=np.split(windows.max_context().flat_values.numpy(), bounds),
         start=np.where(inside, first[example] - start + offset, 0).astype(np.int32),
-        end=np.where(inside, last[example] - start + offset, 0).astype(np.int32))
+        end=np.where(inside, last[example] - start + offset, 0).astype(np.int32),
+    )
 
 
 def _flat_spans(starts: list, ends: list) -> np.ndarray:
@@ -131,9 +152,17 @@ def _answer_tokens(examples: list[SquadExample], starts: list, ends: list, train
     return first, last
 
 
-def extract_answers(examples: list[SquadExample], windows: Windows, start_logits: list, end_logits: list, *,
-                    n_best_size: int = 20, max_answer_length: int = 30, version_2: bool = False,
-                    null_score_diff_threshold: float = 0.0):
+def extract_answers(
+    examples: list[SquadExample],
+    windows: Windows,
+    start_logits: list,
+    end_logits: list,
+    *,
+    n_best_size: int = 20,
+    max_answer_length: int = 30,
+    version_2: bool = False,
+    null_score_diff_threshold: float = 0.0,
+):
     """Best answer text per question from the windows' logits.
 
     Args:
@@ -160,7 +189,7 @@ def extract_answers(examples: list[SquadExample], windows: Windows, start_logits
             offset, length = int(windows.offset[w]), len(windows.byte_spans[w])
             null = float(s[0] + t[0])
             null_score = null if null_score is None else min(null_score, null)
-            region_s, region_t = s[offset:offset + length], t[offset:offset + length]
+            region_s, region_t = s[offset : offset + length], t[offset : offset + length]
             top_s = np.argsort(-region_s, kind="stable")[:n_best_size]
             top_t = np.argsort(-region_t, kind="stable")[:n_best_size]
             for i in top_s:
@@ -170,9 +199,8 @@ def extract_answers(examples: list[SquadExample], windows: Windows, start_logits
                     if j < i or j - i + 1 > max_answer_length:
                         continue
                     spans = windows.byte_spans[w]
-                    text = context[spans[i, 0]:spans[j, 1]].decode("utf-8", errors="replace")
-                    candidates.append((float(region_s[i] + region_t[j]), text, float(region_s[i]),
-                                       float(region_t[j])))
+                    text = context[spans[i, 0] : spans[j, 1]].decode("utf-8", errors="replace")
+                    candidates.append((float(region_s[i] + region_t[j]), text, float(region_s[i]), float(region_t[j])))
         candidates.sort(key=lambda c: -c[0])
         seen, best = set(), []
         for candidate in candidates:
@@ -189,14 +217,17 @@ def extract_answers(examples: list[SquadExample], windows: Windows, start_logits
         scores = np.array([c[0] for c in best])
         probabilities = np.exp(scores - scores.max())
         probabilities /= probabilities.sum()
-        nbest_json[example.qid] = [{"text": c[1], "probability": float(p), "start_logit": c[2], "end_logit": c[3]}
-                                   for c, p in zip(best, probabilities)]
+        nbest_json[example.qid] = [
+            {"text": c[1], "probability": float(p), "start_logit": c[2], "end_logit": c[3]}
+            for c, p in zip(best, probabilities)
+        ]
         non_null = [c for c in best if c[1]]
         if not version_2:
             predictions[example.qid] = non_null[0][1] if non_null else ""
             continue
         best_span = non_null[0][0] if non_null else -np.inf
         null_odds[example.qid] = float(null_score - best_span) if null_score is not None else 0.0
-        predictions[example.qid] = ("" if not non_null or null_odds[example.qid] > null_score_diff_threshold
-                                    else non_null[0][1])
+        predictions[example.qid] = (
+            "" if not non_null or null_odds[example.qid] > null_score_diff_threshold else non_null[0][1]
+        )
     return predictions, nbest_json, null_odds

@@ -16,8 +16,10 @@ import json
 from keras_bert_lite.data.errors import DataError, report_bad_rows
 from keras_bert_lite.data.text_files import read_text, undecodable
 
-_LAYOUT = ('expected {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers": '
-           '[{"text", "answer_start"}]}]}]}]}')
+_LAYOUT = (
+    'expected {"data": [{"paragraphs": [{"context": ..., "qas": [{"id", "question", "answers": '
+    '[{"text", "answer_start"}]}]}]}]}'
+)
 _SKIP = "fix it, or pass --skip_bad_rows to skip such questions"
 
 
@@ -26,7 +28,7 @@ class SquadExample:
     qid: str
     question: str
     context: str
-    answers: list          # [(text, char_start)], empty for unanswerable (v2)
+    answers: list  # [(text, char_start)], empty for unanswerable (v2)
     is_impossible: bool = False
 
 
@@ -46,23 +48,24 @@ def read_squad_json(path: str, *, version_2: bool = True, skip_bad_rows: bool = 
     try:
         data = json.loads(read_text(path))["data"]
     except json.JSONDecodeError as error:
-        raise DataError(f"{path}:{error.lineno}:{error.colno}: not a SQuAD JSON file (not valid JSON: {error.msg}); "
-                        f"{_LAYOUT}.") from None
+        raise DataError(
+            f"{path}:{error.lineno}:{error.colno}: not a SQuAD JSON file (not valid JSON: {error.msg}); {_LAYOUT}."
+        ) from None
     except (KeyError, TypeError, IndexError):
         data = None
     if not isinstance(data, list):
-        raise DataError(f"{path}: not a SQuAD JSON file (no \"data\" list at the top); {_LAYOUT}.")
+        raise DataError(f'{path}: not a SQuAD JSON file (no "data" list at the top); {_LAYOUT}.')
     examples, bad, seen = [], [], {}
     for a, article in enumerate(data):
         paragraphs = article.get("paragraphs") if isinstance(article, dict) else None
         if not isinstance(paragraphs, list):
-            bad.append(f"{path}: data[{a}]: no \"paragraphs\" list; {_SKIP}")
+            bad.append(f'{path}: data[{a}]: no "paragraphs" list; {_SKIP}')
             continue
         for p, paragraph in enumerate(paragraphs):
             where = f"data[{a}].paragraphs[{p}]"
             context = paragraph.get("context") if isinstance(paragraph, dict) else None
             qas = paragraph.get("qas", []) if isinstance(paragraph, dict) else None
-            problem = _text_problem(context, "context", path) or ("" if isinstance(qas, list) else "no \"qas\" list")
+            problem = _text_problem(context, "context", path) or ("" if isinstance(qas, list) else 'no "qas" list')
             if problem:
                 bad.append(f"{path}: {where}: {problem}; {_SKIP}")
                 continue
@@ -70,8 +73,10 @@ def read_squad_json(path: str, *, version_2: bool = True, skip_bad_rows: bool = 
                 try:
                     example = _example(qa, context, path, version_2)
                     if example.qid in seen:
-                        raise ValueError(f"id {example.qid!r} is used twice (also by {seen[example.qid]}); ids must "
-                                         "be unique (predictions.json is keyed by id)")
+                        raise ValueError(
+                            f"id {example.qid!r} is used twice (also by {seen[example.qid]}); ids must "
+                            "be unique (predictions.json is keyed by id)"
+                        )
                 except ValueError as error:
                     bad.append(f"{path}: {where}.qas[{q}]: {error}; {_SKIP}")
                     continue
@@ -92,7 +97,7 @@ def _text_problem(value, name: str, path: str) -> str:
 def _example(qa, context: str, path: str, version_2: bool) -> SquadExample:
     """One question as an example. Raises ValueError naming what is wrong."""
     if not isinstance(qa, dict):
-        raise ValueError(f"a JSON {type(qa).__name__}, not an object {{\"id\", \"question\", \"answers\"}}")
+        raise ValueError(f'a JSON {type(qa).__name__}, not an object {{"id", "question", "answers"}}')
     qid = qa.get("id")
     if isinstance(qid, int) and not isinstance(qid, bool):
         qid = str(qid)
@@ -103,8 +108,10 @@ def _example(qa, context: str, path: str, version_2: bool) -> SquadExample:
     if not isinstance(impossible, bool):
         raise ValueError(f"field 'is_impossible' is {impossible!r}; it must be JSON true or false")
     if "answers" not in qa and not impossible:
-        raise ValueError('missing field \'answers\' (a list of {"text", "answer_start"}; an unanswerable SQuAD 2.0 '
-                         'question has "answers": [] and "is_impossible": true)')
+        raise ValueError(
+            'missing field \'answers\' (a list of {"text", "answer_start"}; an unanswerable SQuAD 2.0 '
+            'question has "answers": [] and "is_impossible": true)'
+        )
     answers = qa.get("answers", [])
     if not isinstance(answers, list):
         raise ValueError(f"field 'answers' is {answers!r}, not a list")
@@ -113,18 +120,24 @@ def _example(qa, context: str, path: str, version_2: bool) -> SquadExample:
         text = answer.get("text") if isinstance(answer, dict) else None
         start = answer.get("answer_start") if isinstance(answer, dict) else None
         if _text_problem(text, "text", path) or not isinstance(start, int) or isinstance(start, bool):
-            raise ValueError(f"answer {answer!r} is not {{\"text\": <text>, \"answer_start\": <character offset>}}")
+            raise ValueError(f'answer {answer!r} is not {{"text": <text>, "answer_start": <character offset>}}')
         if not text.strip():
-            raise ValueError(f"answers[{k}] has no text ({text!r}); give the answer as it is in the context, or mark "
-                             'an unanswerable SQuAD 2.0 question with "answers": [] and "is_impossible": true')
+            raise ValueError(
+                f"answers[{k}] has no text ({text!r}); give the answer as it is in the context, or mark "
+                'an unanswerable SQuAD 2.0 question with "answers": [] and "is_impossible": true'
+            )
         if not 0 <= start < len(context):
-            raise ValueError(f"answer {text!r} has answer_start {start}, outside the {len(context)}-character context; "
-                             "answer_start is the offset of the answer's first character in the context")
-        if context[start:start + len(text)] != text:
+            raise ValueError(
+                f"answer {text!r} has answer_start {start}, outside the {len(context)}-character context; "
+                "answer_start is the offset of the answer's first character in the context"
+            )
+        if context[start : start + len(text)] != text:
             raise ValueError(f"answer {text!r} is not at answer_start {start} of the context")
         pairs.append((text, start))
     if not version_2 and (impossible or not pairs):
         why = "is_impossible is true" if impossible else "'answers' is empty"
-        raise ValueError(f"an unanswerable question ({why}), which SQuAD v1.1 does not have; for SQuAD 2.0 data pass "
-                         "--version 2.0, else give the question its answer")
+        raise ValueError(
+            f"an unanswerable question ({why}), which SQuAD v1.1 does not have; for SQuAD 2.0 data pass "
+            "--version 2.0, else give the question its answer"
+        )
     return SquadExample(qid, qa["question"], context, pairs, impossible)

@@ -11,8 +11,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-from keras_bert_lite.data.features import tokenize_texts
 from keras_bert_lite.data.errors import DataError
+from keras_bert_lite.data.features import tokenize_texts
 from keras_bert_lite.data.labels import class_label, drop_unlabeled
 from keras_bert_lite.data.table_files import read_records, require_text, select_columns
 
@@ -44,12 +44,17 @@ def read_swag_csv(path: str, *, skip_bad_rows: bool = False, labeled: bool = Tru
     if labeled:
         records, _ = drop_unlabeled(records, path, "label", skip_bad_rows=skip_bad_rows)
     names = ["sent1", "sent2"] + [f"ending{i}" for i in range(NUM_CHOICES)] + (["label"] if labeled else [])
-    columns, _ = select_columns(records, path, names, skip_bad_rows=skip_bad_rows,
-                                fix=f"A SWAG file has the columns {', '.join(names)} (rowanz/swagaf's CSV).")
+    columns, _ = select_columns(
+        records,
+        path,
+        names,
+        skip_bad_rows=skip_bad_rows,
+        fix=f"A SWAG file has the columns {', '.join(names)} (rowanz/swagaf's CSV).",
+    )
     kept = [r for r in records if all(n in r.values for n in names)]
     if not kept:
         raise DataError(f"{path}: no examples found; a SWAG CSV has a header line and one row per example.")
-    for name, values in zip(names[:2 + NUM_CHOICES], columns):
+    for name, values in zip(names[: 2 + NUM_CHOICES], columns):
         require_text(path, [r.line for r in kept], name, values)
     labels = None
     if labeled:
@@ -58,11 +63,13 @@ def read_swag_csv(path: str, *, skip_bad_rows: bool = False, labeled: bool = Tru
         for i, (record, value) in enumerate(zip(kept, columns[-1])):
             try:
                 choice = class_label(value)
-            except ValueError:       # a non-finite JSON number
+            except ValueError:  # a non-finite JSON number
                 choice = None
             if choice not in choices:
-                raise DataError(f"{path}:{record.line}: label {value!r} is not a choice; the known labels are "
-                                f"{list(range(NUM_CHOICES))} (the index of the right ending).")
+                raise DataError(
+                    f"{path}:{record.line}: label {value!r} is not a choice; the known labels are "
+                    f"{list(range(NUM_CHOICES))} (the index of the right ending)."
+                )
             labels[i] = int(choice)
     endings = [[f"{columns[1][i]} {columns[2 + c][i]}".strip() for c in range(NUM_CHOICES)] for i in range(len(kept))]
     ids = [r.values.get("fold-ind", r.row) for r in kept]
@@ -86,5 +93,5 @@ class ChoicePacker:
         self.seq_length = packer.seq_length
 
     def __call__(self, first: tf.RaggedTensor, second: tf.RaggedTensor) -> dict:
-        packed = self.packer(first.merge_dims(0, 1), second.merge_dims(0, 1))   # [b * choices, seq]
+        packed = self.packer(first.merge_dims(0, 1), second.merge_dims(0, 1))  # [b * choices, seq]
         return {k: tf.reshape(v, [-1, self.num_choices, tf.shape(v)[-1]]) for k, v in packed.items()}

@@ -37,7 +37,7 @@ from keras_bert_lite.data.errors import SKIP_HINT, DataError, logger, report_bad
 from keras_bert_lite.data.text_files import COMPRESSED_SUFFIXES, read_text, undecodable
 
 FORMATS = {".tsv": "tsv", ".txt": "tsv", ".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl"}
-QUOTING = ("auto", "csv", "none")     # how double quotes in a TSV/CSV file are read (module docstring)
+QUOTING = ("auto", "csv", "none")  # how double quotes in a TSV/CSV file are read (module docstring)
 
 
 @dataclasses.dataclass
@@ -62,13 +62,16 @@ def file_format(path: str) -> str:
     if ext.lower() in COMPRESSED_SUFFIXES:
         ext = os.path.splitext(root)[1]
     if ext.lower() not in FORMATS:
-        raise DataError(f"{path}: unknown file type {ext!r}; use .tsv, .csv or .jsonl (one JSON object per line), "
-                        "compressed or not (.tsv.gz).")
+        raise DataError(
+            f"{path}: unknown file type {ext!r}; use .tsv, .csv or .jsonl (one JSON object per line), "
+            "compressed or not (.tsv.gz)."
+        )
     return FORMATS[ext.lower()]
 
 
-def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: bool = False,
-                 quoting: str = "auto") -> tuple[list[Record], int]:
+def read_records(
+    path: str, *, header: list[str] | None = None, skip_bad_rows: bool = False, quoting: str = "auto"
+) -> tuple[list[Record], int]:
     """Reads a TSV/CSV file with a header line (or the given `header`), or a JSONL file.
 
     Args:
@@ -96,15 +99,17 @@ def read_records(path: str, *, header: list[str] | None = None, skip_bad_rows: b
     return records, len(bad)
 
 
-def _table_records(text: str, path: str, header: list[str] | None, fmt: str,
-                   quoting: str) -> tuple[list[Record], list[str]]:
+def _table_records(
+    text: str, path: str, header: list[str] | None, fmt: str, quoting: str
+) -> tuple[list[Record], list[str]]:
     """The records and malformed rows of a TSV/CSV file read as `quoting` says; a record that spans lines is
     warned of."""
     if fmt == "tsv" and quoting == "auto":
         records, bad = _auto_tsv_records(text, path, header)
     else:
-        records, bad = _csv_records(text, path, header, delimiter="\t" if fmt == "tsv" else ",",
-                                    quoting=quoting != "none")
+        records, bad = _csv_records(
+            text, path, header, delimiter="\t" if fmt == "tsv" else ",", quoting=quoting != "none"
+        )
     _warn_of_spans(path, records)
     return records, bad
 
@@ -117,12 +122,16 @@ def _auto_tsv_records(text: str, path: str, header: list[str] | None) -> tuple[l
         return plain
     try:
         quoted = _csv_records(text, path, header, delimiter="\t", quoting=True)
-    except DataError:                       # a header line that only CSV quoting makes malformed
+    except DataError:  # a header line that only CSV quoting makes malformed
         return plain
     if len(quoted[1]) < len(plain[1]) or (len(quoted[1]) == len(plain[1]) and not _spans(quoted[0])):
         return quoted
-    logger.info("%s: read as plain TSV (quotes are text, one row per line), as CSV quoting does not fit it (%s); "
-                "--quoting csv reads it quoted.", path, _misfit(path, *quoted))
+    logger.info(
+        "%s: read as plain TSV (quotes are text, one row per line), as CSV quoting does not fit it (%s); "
+        "--quoting csv reads it quoted.",
+        path,
+        _misfit(path, *quoted),
+    )
     return plain
 
 
@@ -146,17 +155,26 @@ def _warn_of_spans(path: str, records: list[Record]) -> None:
     if spans:
         first, last = spans[0]
         more = f" (and {len(spans) - 1} more such rows)" if len(spans) > 1 else ""
-        logger.warning("%s:%d: a quoted field runs from line %d to line %d and is read as one field, line breaks "
-                       "kept%s; if a quote there is text, not CSV quoting, fix it (or, for a .tsv, pass "
-                       "--quoting none).", path, first, first, last, more)
+        logger.warning(
+            "%s:%d: a quoted field runs from line %d to line %d and is read as one field, line breaks "
+            "kept%s; if a quote there is text, not CSV quoting, fix it (or, for a .tsv, pass "
+            "--quoting none).",
+            path,
+            first,
+            first,
+            last,
+            more,
+        )
 
 
 def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
-    if text.lstrip().startswith("["):        # a JSON Lines line is an object, so this is one array of them
+    if text.lstrip().startswith("["):  # a JSON Lines line is an object, so this is one array of them
         root, ext = os.path.splitext(path)
-        copy = f"{root}.lines.jsonl" if ext.lower() == ".jsonl" else f"{root}.jsonl"     # never the file itself
-        raise DataError(f"{path}: is one JSON array, not JSON Lines (one object per line); convert it, e.g. "
-                        f"`jq -c '.[]' {path} > {copy}`.")
+        copy = f"{root}.lines.jsonl" if ext.lower() == ".jsonl" else f"{root}.jsonl"  # never the file itself
+        raise DataError(
+            f"{path}: is one JSON array, not JSON Lines (one object per line); convert it, e.g. "
+            f"`jq -c '.[]' {path} > {copy}`."
+        )
     records, bad = [], []
     for number, line in enumerate(io.StringIO(text, newline=""), 1):
         if not line.strip():
@@ -171,14 +189,15 @@ def _jsonl_records(text: str, path: str) -> tuple[list[Record], list[str]]:
             bad.append(f"{path}:{number}: not valid JSON ({error.msg}); each line must be one JSON object.")
             continue
         except _RepeatedKey as error:
-            bad.append(f"{path}:{number}: key {error.key!r} appears twice in one object, so one of its values "
-                       f"would be lost; keep one, {SKIP_HINT}.")
+            bad.append(
+                f"{path}:{number}: key {error.key!r} appears twice in one object, so one of its values "
+                f"would be lost; keep one, {SKIP_HINT}."
+            )
             continue
         if not isinstance(values, dict):
-            bad.append(f"{path}:{number}: a JSON {type(values).__name__}, not an object "
-                       '{"column": value, ...}.')
+            bad.append(f'{path}:{number}: a JSON {type(values).__name__}, not an object {{"column": value, ...}}.')
             continue
-        problem = undecodable(json.dumps(values, ensure_ascii=False), path)     # what its \u escapes decoded to
+        problem = undecodable(json.dumps(values, ensure_ascii=False), path)  # what its \u escapes decoded to
         if problem:
             bad.append(f"{path}:{number}: {problem}; {SKIP_HINT}.")
             continue
@@ -204,8 +223,9 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return values
 
 
-def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: str,
-                 quoting: bool) -> tuple[list[Record], list[str]]:
+def _csv_records(
+    text: str, path: str, header: list[str] | None, *, delimiter: str, quoting: bool
+) -> tuple[list[Record], list[str]]:
     csv.field_size_limit(sys.maxsize)
     records, bad, names = [], [], header
     for number, row, problem in csv_rows(text, delimiter=delimiter, quoting=quoting):
@@ -222,12 +242,16 @@ def _csv_records(text: str, path: str, header: list[str] | None, *, delimiter: s
         elif not row or (len(row) == 1 and not row[0].strip()):
             continue
         elif len(row) != len(names):
-            bad.append(f"{path}:{number}: {len(row)} fields, but the header has {len(names)} "
-                       f"({', '.join(names)}); fix the row (an unescaped delimiter or quote?) or pass "
-                       "--skip_bad_rows.")
-        elif [row[0].lstrip("\ufeff"), *row[1:]] == names:     # a second file's header (and BOM), joined on
-            bad.append(f"{path}:{number}: this row repeats the header line (files joined with their headers?); "
-                       f"delete it, {SKIP_HINT}.")
+            bad.append(
+                f"{path}:{number}: {len(row)} fields, but the header has {len(names)} "
+                f"({', '.join(names)}); fix the row (an unescaped delimiter or quote?) or pass "
+                "--skip_bad_rows."
+            )
+        elif [row[0].lstrip("\ufeff"), *row[1:]] == names:  # a second file's header (and BOM), joined on
+            bad.append(
+                f"{path}:{number}: this row repeats the header line (files joined with their headers?); "
+                f"delete it, {SKIP_HINT}."
+            )
         else:
             records.append(Record(number, dict(zip(names, row)), len(records) + len(bad)))
     if names is None:
@@ -241,8 +265,10 @@ def _repeated_name(names: list[str]) -> str:
     seen = {}
     for position, name in enumerate(names, 1):
         if name.strip() and name in seen:
-            return (f"column {name!r} is named twice (columns {seen[name]} and {position}), so one of them would be "
-                    "lost; give each column its own name")
+            return (
+                f"column {name!r} is named twice (columns {seen[name]} and {position}), so one of them would be "
+                "lost; give each column its own name"
+            )
         seen[name] = position
     return ""
 
@@ -250,8 +276,9 @@ def _repeated_name(names: list[str]) -> str:
 COLUMN_FLAGS = "Pass the right column name (--text_a, --text_b, --label)."
 
 
-def select_columns(records: list[Record], path: str, names: list[str], *, skip_bad_rows: bool = False,
-                   fix: str = COLUMN_FLAGS) -> tuple[list[list], int]:
+def select_columns(
+    records: list[Record], path: str, names: list[str], *, skip_bad_rows: bool = False, fix: str = COLUMN_FLAGS
+) -> tuple[list[list], int]:
     """The values of the columns `names`, one list per name in row order.
 
     `fix` ends the message for a column absent from the file: how the user names the columns (by default the
@@ -273,8 +300,10 @@ def select_columns(records: list[Record], path: str, names: list[str], *, skip_b
         missing = [name for name in names if name not in r.values]
         if missing:
             if not skip_bad_rows:
-                raise DataError(f"{path}:{r.line}: no field {missing[0]!r} in this row; its fields are "
-                                f"{sorted(r.values)}. Fix the row or pass --skip_bad_rows.")
+                raise DataError(
+                    f"{path}:{r.line}: no field {missing[0]!r} in this row; its fields are "
+                    f"{sorted(r.values)}. Fix the row or pass --skip_bad_rows."
+                )
             skipped += 1
             continue
         for column, name in zip(columns, names):
@@ -288,8 +317,10 @@ def _separator_hint(found: list[str]) -> str:
     separator = next((c for c in ",\t;|" if c in found[0]), None) if len(found) == 1 else None
     if separator is None:
         return ""
-    return (f"The header is one column holding {separator!r}: the file is not separated as its extension says "
-            "(.csv: commas, .tsv/.txt: tabs); rename it to the right extension, or convert it to one of them.")
+    return (
+        f"The header is one column holding {separator!r}: the file is not separated as its extension says "
+        "(.csv: commas, .tsv/.txt: tabs); rename it to the right extension, or convert it to one of them."
+    )
 
 
 def require_text(path: str, lines: list[int], name: str, values: list) -> None:
@@ -297,5 +328,7 @@ def require_text(path: str, lines: list[int], name: str, values: list) -> None:
     is not a string (JSONL: a number, null, a list, written as JSON); `lines` are the values' line numbers."""
     for line, value in zip(lines, values):
         if not isinstance(value, str):
-            raise DataError(f"{path}:{line}: field {name!r} is {json.dumps(value, ensure_ascii=False)}, not text; "
-                            "write it as a JSON string (in double quotes).")
+            raise DataError(
+                f"{path}:{line}: field {name!r} is {json.dumps(value, ensure_ascii=False)}, not text; "
+                "write it as a JSON string (in double quotes)."
+            )

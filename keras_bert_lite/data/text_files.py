@@ -22,17 +22,19 @@ from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.utils.errors import read_input, refuse_utf16, utf8_copy_name
 
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")   # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
-_DECOMPRESS = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc"}     # the command that writes the text
-COMPRESSED_SUFFIXES = tuple(_DECOMPRESS)      # `train.tsv.gz` is a .tsv file (table_files.file_format)
-_COMPRESSED = {     # name: (its first bytes, decompress); bzip2's include a block's or the end's magic number
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # what a JSON "\\ud83d" escape, half of a UTF-16 pair, decodes to
+_DECOMPRESS = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc"}  # the command that writes the text
+COMPRESSED_SUFFIXES = tuple(_DECOMPRESS)  # `train.tsv.gz` is a .tsv file (table_files.file_format)
+_COMPRESSED = {  # name: (its first bytes, decompress); bzip2's include a block's or the end's magic number
     "gzip": (re.compile(rb"\x1f\x8b"), gzip.decompress),
     "bzip2": (re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"), bz2.decompress),
     "xz": (re.compile(rb"\xfd7zXZ\x00"), lzma.decompress),
 }
-_DAMAGED = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)   # what the decompressors raise
-_ARCHIVES = {0: (b"PK\x03\x04", "a zip archive or an Excel workbook (unzip it, or save the sheet as CSV)"),
-             257: (b"ustar", "a tar archive (extract it: `tar -xf FILE`)")}   # by the bytes at an offset
+_DAMAGED = (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError)  # what the decompressors raise
+_ARCHIVES = {
+    0: (b"PK\x03\x04", "a zip archive or an Excel workbook (unzip it, or save the sheet as CSV)"),
+    257: (b"ustar", "a tar archive (extract it: `tar -xf FILE`)"),
+}  # by the bytes at an offset
 
 
 def read_text(path: str) -> str:
@@ -63,8 +65,10 @@ def _decompressed(path: str, data: bytes) -> bytes:
             try:
                 data = decompress(data)
             except _DAMAGED as error:
-                raise DataError(f"{path}: is {name}-compressed but cannot be decompressed ({error}): the file is cut "
-                                "short or damaged; download or compress it again.") from None
+                raise DataError(
+                    f"{path}: is {name}-compressed but cannot be decompressed ({error}): the file is cut "
+                    "short or damaged; download or compress it again."
+                ) from None
             refuse_utf16(path, data)
             return data
     return data
@@ -77,12 +81,16 @@ def undecodable(text: str, path: str) -> str | None:
     if match is None:
         surrogate = _LONE_SURROGATE.search(text)
         if surrogate:
-            return (f"a lone UTF-16 surrogate \\u{ord(surrogate.group()):04x} (a JSON \\u escape of half a "
-                    "character, e.g. a cut emoji); complete or remove it")
+            return (
+                f"a lone UTF-16 surrogate \\u{ord(surrogate.group()):04x} (a JSON \\u escape of half a "
+                "character, e.g. a cut emoji); complete or remove it"
+            )
         return None
     byte = ord(match.group()) - 0xDC00
-    return (f"byte 0x{byte:02x} is not UTF-8 (the file is in another encoding, e.g. Latin-1 or Windows-1252); "
-            f"re-encode the file as UTF-8, e.g. `{_reencoding(path)}`")
+    return (
+        f"byte 0x{byte:02x} is not UTF-8 (the file is in another encoding, e.g. Latin-1 or Windows-1252); "
+        f"re-encode the file as UTF-8, e.g. `{_reencoding(path)}`"
+    )
 
 
 def _reencoding(path: str) -> str:

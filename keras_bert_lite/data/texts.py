@@ -60,7 +60,7 @@ def _lines(path: str, skip_bad_rows: bool) -> Texts:
     """Every line of a .txt file; lines with bytes that are not UTF-8 are malformed."""
     pieces = read_text(path).split("\n")
     if not pieces[-1]:
-        pieces.pop()                        # the line break that ends the file starts no text
+        pieces.pop()  # the line break that ends the file starts no text
     texts, lines, bad = [], [], []
     for number, line in enumerate(pieces, 1):
         problem = undecodable(line, path)
@@ -77,8 +77,13 @@ def _lines(path: str, skip_bad_rows: bool) -> Texts:
 def _note_blank_lines(path: str, texts: list, lines: list) -> None:
     blank = [line for text, line in zip(texts, lines) if not text.strip()]
     if blank:
-        logger.warning("%s: %d blank lines (the first: line %d) are embedded as texts, so that each line has its "
-                       "vector; remove them if they are not texts.", path, len(blank), blank[0])
+        logger.warning(
+            "%s: %d blank lines (the first: line %d) are embedded as texts, so that each line has its "
+            "vector; remove them if they are not texts.",
+            path,
+            len(blank),
+            blank[0],
+        )
 
 
 def _column(path: str, column: str, skip_bad_rows: bool) -> Texts:

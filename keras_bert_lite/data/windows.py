@@ -20,7 +20,7 @@ import dataclasses
 
 import tensorflow as tf
 
-POOLING = ("mean", "max")        # how a text's window outputs combine into the text's
+POOLING = ("mean", "max")  # how a text's window outputs combine into the text's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,16 +42,18 @@ class TokenWindows:
     def tokens(self, values: tf.RaggedTensor) -> tf.RaggedTensor:
         """Each window's slice of `values` (`[n, (tokens), ...]`, the texts' token ids, labels or offsets):
         `[w, (length), ...]`."""
-        return tf.RaggedTensor.from_row_lengths(tf.gather(values.flat_values, self._text_token()), self.length,
-                                                validate=False)
+        return tf.RaggedTensor.from_row_lengths(
+            tf.gather(values.flat_values, self._text_token()), self.length, validate=False
+        )
 
     def max_context(self) -> tf.RaggedTensor:
         """bool `[w, (length)]`: whether a window token is scored in this window (the module's rule); each token of
         a text is so in exactly one window."""
         token, window = self._text_token(), self._window()
         position = self._position()
-        score = 100 * tf.minimum(position, tf.gather(self.length, window) - 1 - position) + \
-            tf.gather(self.length, window)
+        score = 100 * tf.minimum(position, tf.gather(self.length, window) - 1 - position) + tf.gather(
+            self.length, window
+        )
         total = tf.reduce_sum(self.lengths)
         best = tf.gather(tf.math.unsorted_segment_max(score, token, total), token)
         first = tf.math.unsorted_segment_min(tf.where(score == best, window, tf.int64.max), token, total)
@@ -70,8 +72,9 @@ class TokenWindows:
         token = tf.boolean_mask(self._text_token(), chosen)
         picked = tf.boolean_mask(values.flat_values, chosen)
         shape = tf.concat([tf.reduce_sum(self.lengths)[None], tf.shape(picked, out_type=tf.int64)[1:]], 0)
-        return tf.RaggedTensor.from_row_lengths(tf.scatter_nd(token[:, None], picked, shape), self.lengths,
-                                                validate=False)
+        return tf.RaggedTensor.from_row_lengths(
+            tf.scatter_nd(token[:, None], picked, shape), self.lengths, validate=False
+        )
 
     def pool(self, values: tf.Tensor, how: str = "mean") -> tf.Tensor:
         """A text's output from its windows' (logits `[w, ...]` -> `[n, ...]`): their mean, or their maximum."""

@@ -11,8 +11,7 @@ exporter runs it before moving a temporary export into place. Command line:
 
 import importlib
 
-_MODULES = {"AuditReport": "audit", "audit_saved_model": "audit", "export_tf_hub": "tf_hub",
-            "HubLayer": "tf_hub_layer"}
+_MODULES = {"AuditReport": "audit", "audit_saved_model": "audit", "export_tf_hub": "tf_hub", "HubLayer": "tf_hub_layer"}
 __all__ = list(_MODULES)
 
 

@@ -47,24 +47,53 @@ TARGETS = (TF_SERVING, PORTABLE)
 # Newer ops are missing from those servers: TFText>RoundRobinTrim and TFText>RoundRobinGenerateMasks
 # (tf_text.RoundRobinTrimmer, keras_hub's MultiSegmentPacker) and TFText>Utf8Binarize - tensorflow/serving#2267,
 # #4057. TF Serving's master branch moved to tensorflow-text 2.20, so releases after 2.19 may accept more.
-TF_SERVING_TEXT_OPS = frozenset({
-    "CaseFoldUTF8", "ConstrainedSequence", "FastBertNormalize", "FastWordpieceTokenizeWithOffsets",
-    "FindSourceOffsets", "MaxSpanningTree", "NormalizeUTF8", "NormalizeUTF8WithOffsetsMap", "PhraseTokenize",
-    "RegexSplitWithOffsets", "RougeL", "SentenceFragments", "SentenceFragmentsV2", "SentencepieceDetokenizeOp",
-    "SentencepieceIdToStringOp", "SentencepieceOp", "SentencepieceStringToIdOp", "SentencepieceTokenizeOp",
-    "SentencepieceTokenizeWithOffsetsOp", "SentencepieceVocabSizeOp", "SplitMergeTokenizeWithOffsets",
-    "TFText>BoiseTagsToOffsets", "TFText>ByteSplitByOffsets", "TFText>ByteSplitWithOffsets",
-    "TFText>FastSentencepieceDetokenize", "TFText>FastSentencepieceTokenize", "TFText>FastWordpieceDetokenize",
-    "TFText>NgramsStringJoin", "TFText>OffsetsToBoiseTags", "TFText>PhraseDetokenize",
-    "TFText>WhitespaceTokenizeWithOffsetsV2", "TokenizerFromLogits", "UnicodeScriptTokenizeWithOffsets",
-    "WhitespaceTokenizeWithOffsets", "WordpieceTokenizeWithOffsets",
-})
+TF_SERVING_TEXT_OPS = frozenset(
+    {
+        "CaseFoldUTF8",
+        "ConstrainedSequence",
+        "FastBertNormalize",
+        "FastWordpieceTokenizeWithOffsets",
+        "FindSourceOffsets",
+        "MaxSpanningTree",
+        "NormalizeUTF8",
+        "NormalizeUTF8WithOffsetsMap",
+        "PhraseTokenize",
+        "RegexSplitWithOffsets",
+        "RougeL",
+        "SentenceFragments",
+        "SentenceFragmentsV2",
+        "SentencepieceDetokenizeOp",
+        "SentencepieceIdToStringOp",
+        "SentencepieceOp",
+        "SentencepieceStringToIdOp",
+        "SentencepieceTokenizeOp",
+        "SentencepieceTokenizeWithOffsetsOp",
+        "SentencepieceVocabSizeOp",
+        "SplitMergeTokenizeWithOffsets",
+        "TFText>BoiseTagsToOffsets",
+        "TFText>ByteSplitByOffsets",
+        "TFText>ByteSplitWithOffsets",
+        "TFText>FastSentencepieceDetokenize",
+        "TFText>FastSentencepieceTokenize",
+        "TFText>FastWordpieceDetokenize",
+        "TFText>NgramsStringJoin",
+        "TFText>OffsetsToBoiseTags",
+        "TFText>PhraseDetokenize",
+        "TFText>WhitespaceTokenizeWithOffsetsV2",
+        "TokenizerFromLogits",
+        "UnicodeScriptTokenizeWithOffsets",
+        "WhitespaceTokenizeWithOffsets",
+        "WordpieceTokenizeWithOffsets",
+    }
+)
 
 PYTHON_ONLY_OPS = frozenset({"PyFunc", "PyFuncStateless", "EagerPyFunc"})
 
-_ROUND_ROBIN_HINT = ("used by tf_text.RoundRobinTrimmer and keras_hub's MultiSegmentPacker in recent tensorflow-text; "
-                     "TF Serving <= 2.19 links tensorflow-text 2.12.1, which lacks it (tensorflow/serving#2267). "
-                     "Trim the segments with core ops instead.")
+_ROUND_ROBIN_HINT = (
+    "used by tf_text.RoundRobinTrimmer and keras_hub's MultiSegmentPacker in recent tensorflow-text; "
+    "TF Serving <= 2.19 links tensorflow-text 2.12.1, which lacks it (tensorflow/serving#2267). "
+    "Trim the segments with core ops instead."
+)
 HINTS = {
     "TFText>RoundRobinTrim": _ROUND_ROBIN_HINT,
     "TFText>RoundRobinGenerateMasks": _ROUND_ROBIN_HINT,
@@ -131,10 +160,13 @@ def audit_saved_model(path, target=TF_SERVING):
     allowed = allowed_ops(target)
     places = graph.op_places()
     return AuditReport(
-        path=path, target=target, ops=sorted(places),
+        path=path,
+        target=target,
+        ops=sorted(places),
         signatures={key: sorted(ops) for key, ops in graph.signature_ops().items()},
         functions={name: sorted({op for op, _ in uses}) for name, uses in graph.function_uses.items()},
-        offending={op: where for op, where in sorted(places.items()) if op not in allowed})
+        offending={op: where for op, where in sorted(places.items()) if op not in allowed},
+    )
 
 
 def allowed_ops(target):
@@ -146,11 +178,18 @@ def allowed_ops(target):
 @functools.lru_cache(maxsize=None)
 def core_ops():
     """Op names registered by `import tensorflow` alone, listed by a fresh subprocess (cached per process)."""
-    result = subprocess.run([sys.executable, "-P", "-c", _CORE_OPS_SCRIPT], capture_output=True, text=True,
-                            env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}, timeout=600, check=False)
+    result = subprocess.run(
+        [sys.executable, "-P", "-c", _CORE_OPS_SCRIPT],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"},
+        timeout=600,
+        check=False,
+    )
     if result.returncode != 0:
-        raise RuntimeError(f"could not list the core TensorFlow ops in a subprocess ({sys.executable}):\n"
-                           f"{result.stderr[-2000:]}")
+        raise RuntimeError(
+            f"could not list the core TensorFlow ops in a subprocess ({sys.executable}):\n{result.stderr[-2000:]}"
+        )
     return frozenset(json.loads(result.stdout.strip().splitlines()[-1]))
 
 
@@ -165,10 +204,8 @@ class _FunctionGraph:
         self.function_calls = {}  # function -> functions its nodes call (as op, or in func attrs)
         for function in library.function:
             name = function.signature.name
-            self.function_uses[name] = [(node.op, node.name) for node in function.node_def
-                                        if node.op not in self.names]
-            self.function_calls[name] = sorted({callee for node in function.node_def
-                                                for callee in self._callees(node)})
+            self.function_uses[name] = [(node.op, node.name) for node in function.node_def if node.op not in self.names]
+            self.function_calls[name] = sorted({callee for node in function.node_def for callee in self._callees(node)})
         self.nodes = {node.name: node for node in meta_graph.graph_def.node}
 
     def _callees(self, node):
@@ -247,17 +284,24 @@ def _serving_meta_graph(path):
     for meta_graph in saved_model.meta_graphs:
         if "serve" in meta_graph.meta_info_def.tags:
             return meta_graph
-    raise ValueError(f"{pb} has no MetaGraph tagged 'serve' (tags: "
-                     f"{[list(m.meta_info_def.tags) for m in saved_model.meta_graphs]})")
+    raise ValueError(
+        f"{pb} has no MetaGraph tagged 'serve' (tags: {[list(m.meta_info_def.tags) for m in saved_model.meta_graphs]})"
+    )
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m keras_bert_lite.export.audit",
-                                     description="Check that a SavedModel only uses ops the target can run.")
+    parser = argparse.ArgumentParser(
+        prog="python -m keras_bert_lite.export.audit",
+        description="Check that a SavedModel only uses ops the target can run.",
+    )
     parser.add_argument("path", help="SavedModel directory (the one holding saved_model.pb)")
-    parser.add_argument("--target", choices=TARGETS, default=TF_SERVING,
-                        help="tf-serving: core TF + the TF.Text ops of stock TF Serving 2.12-2.19 (default); "
-                             "portable: core TF ops only")
+    parser.add_argument(
+        "--target",
+        choices=TARGETS,
+        default=TF_SERVING,
+        help="tf-serving: core TF + the TF.Text ops of stock TF Serving 2.12-2.19 (default); "
+        "portable: core TF ops only",
+    )
     args = parser.parse_args(argv)
     try:
         report = audit_saved_model(args.path, args.target)

@@ -38,8 +38,11 @@ def versions(model_base_path: str) -> list[int]:
     """The integer versions present under `model_base_path`, ascending (hidden/temporary dirs ignored)."""
     if not os.path.isdir(model_base_path):
         return []
-    return sorted(int(d) for d in os.listdir(model_base_path)
-                  if re.fullmatch(r"\d+", d) and os.path.isdir(os.path.join(model_base_path, d)))
+    return sorted(
+        int(d)
+        for d in os.listdir(model_base_path)
+        if re.fullmatch(r"\d+", d) and os.path.isdir(os.path.join(model_base_path, d))
+    )
 
 
 def check_version(version: int | None) -> None:
@@ -49,12 +52,23 @@ def check_version(version: int | None) -> None:
         ValueError: naming the version and the range.
     """
     if version is not None and not 0 <= version <= MAX_VERSION:
-        raise ValueError(f"version {version}: TF Serving serves versions 0 to {MAX_VERSION} (int64); omit --version "
-                         "to take one above the newest.")
+        raise ValueError(
+            f"version {version}: TF Serving serves versions 0 to {MAX_VERSION} (int64); omit --version "
+            "to take one above the newest."
+        )
 
 
-def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, target: str = "tf-serving",
-                       version: int | None = None, keep: int | None = None, variant: str | None = None) -> str:
+def export_saved_model(
+    model,
+    spec: TaskSpec,
+    vocab,
+    model_base_path: str,
+    *,
+    target: str = "tf-serving",
+    version: int | None = None,
+    keep: int | None = None,
+    variant: str | None = None,
+) -> str:
     """Exports `model` with in-graph tokenisation as `<model_base_path>/<version>/`.
 
     Args:
@@ -87,8 +101,10 @@ def export_saved_model(model, spec: TaskSpec, vocab, model_base_path: str, *, ta
     version = version if version is not None else (existing[-1] + 1 if existing else 1)
     final = os.path.join(model_base_path, str(version))
     if os.path.exists(final):
-        raise FileExistsError(f"{final} already exists; versions are never overwritten (omit --version to use "
-                              f"{existing[-1] + 1 if existing else 1}).")
+        raise FileExistsError(
+            f"{final} already exists; versions are never overwritten (omit --version to use "
+            f"{existing[-1] + 1 if existing else 1})."
+        )
     module = ServingModule(model, spec, vocab, variant=variant or TARGET_VARIANTS[target])
     os.makedirs(model_base_path, exist_ok=True)
 
@@ -121,8 +137,10 @@ def stage_saved_model(save, model_base_path: str, version: int, target: str) -> 
         save(tmp)
         report = audit_saved_model(tmp, target)
         if not report.ok:
-            raise ExportRefusedError(f"Refusing to export to {os.path.join(model_base_path, str(version))}: the "
-                                     f"model fails the {target!r} audit.\n" + report.format())
+            raise ExportRefusedError(
+                f"Refusing to export to {os.path.join(model_base_path, str(version))}: the "
+                f"model fails the {target!r} audit.\n" + report.format()
+            )
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

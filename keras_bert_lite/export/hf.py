@@ -74,13 +74,21 @@ ARCHITECTURES = {
     "span": ("BertForQuestionAnswering", HF_TASK_HEADS[1], False),
     "multiple_choice": ("BertForMultipleChoice", HF_TASK_HEADS[0], True),
 }
-PROBLEM_TYPES = {"regression": "regression", "multi_label": "multi_label_classification"}   # else single-label
-_SPECIAL_NAMES = ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token")   # SPECIAL_TOKENS' order
+PROBLEM_TYPES = {"regression": "regression", "multi_label": "multi_label_classification"}  # else single-label
+_SPECIAL_NAMES = ("pad_token", "unk_token", "cls_token", "sep_token", "mask_token")  # SPECIAL_TOKENS' order
 
 
-def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_type: str | None = None,
-              labels=None, lower_case: bool | None = None, seq_length: int | None = None,
-              overwrite: bool = False) -> str:
+def export_hf(
+    model,
+    directory: str,
+    vocab: str | Vocab | None = None,
+    *,
+    task_type: str | None = None,
+    labels=None,
+    lower_case: bool | None = None,
+    seq_length: int | None = None,
+    overwrite: bool = False,
+) -> str:
     """Writes `model` as a Hugging Face transformers model directory (see the module docstring).
 
     Args:
@@ -116,8 +124,7 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
         vocab = vocab if vocab is not None else beside
         labels = labels if labels is not None else (spec.labels or None if spec else None)
         seq_length = seq_length or (spec.seq_length if spec else None)
-        if spec is not None and task_type is None and spec.task_type in ("regression", "classification",
-                                                                           "multi_label"):
+        if spec is not None and task_type is None and spec.task_type in ("regression", "classification", "multi_label"):
             task_type = spec.task_type
     kind, encoder, head = _structure(model, task_type)
     architecture, head_name, pooler = ARCHITECTURES[kind]
@@ -131,7 +138,7 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
         tensors = {k: v for k, v in tensors.items() if not k.startswith("bert.pooler.")}
     if head is not None:
         kernel, bias = (keras.ops.convert_to_numpy(w).astype(np.float32) for w in head.dense.weights)
-        tensors[f"{head_name}.weight"] = np.ascontiguousarray(kernel.T)     # torch Linear: [out, in]
+        tensors[f"{head_name}.weight"] = np.ascontiguousarray(kernel.T)  # torch Linear: [out, in]
         tensors[f"{head_name}.bias"] = bias
         hf_config.update(_label_fields(kind, head, labels, getattr(head, "dropout", None)))
 
@@ -146,8 +153,10 @@ def export_hf(model, directory: str, vocab: str | Vocab | None = None, *, task_t
 
     directory = os.fspath(directory)
     if os.path.isdir(directory) and os.listdir(directory) and not overwrite:
-        raise FileExistsError(f"{directory} exists and is not empty: choose a new directory or remove it "
-                              "(export_hf(..., overwrite=True) replaces it).")
+        raise FileExistsError(
+            f"{directory} exists and is not empty: choose a new directory or remove it "
+            "(export_hf(..., overwrite=True) replaces it)."
+        )
     with atomic_path(directory) as tmp:
         os.makedirs(tmp)
         save_file(tensors, os.path.join(tmp, WEIGHTS_FILE), metadata={"format": "pt"})
@@ -173,8 +182,10 @@ def _structure(model: keras.Model, task_type: str | None):
     if is_embedder(model):
         return _checked("embedding", task_type), model.get_layer("encoder"), None
     if "encoder" not in names:
-        raise ValueError(f"Model {model.name!r} is not a keras_bert_lite model (no 'encoder' layer); export_hf "
-                         f"takes an encoder, a BertPretrainer or a model of models.tasks.")
+        raise ValueError(
+            f"Model {model.name!r} is not a keras_bert_lite model (no 'encoder' layer); export_hf "
+            f"takes an encoder, a BertPretrainer or a model of models.tasks."
+        )
     encoder = model.get_layer("encoder")
     if "span" in names:
         return _checked("span", task_type), encoder, model.get_layer("span").logits
@@ -199,13 +210,17 @@ def _embedding_settings(embedder: keras.Model, seq_length: int | None, config) -
         ValueError: the embedder pools other blocks than the last alone, or seq_length exceeds the positions.
     """
     if not pools_last_block(embedder):
-        raise ValueError("The embedder pools other blocks than the last one alone (build_embedder's `layers`); "
-                         "sentence-transformers pools the last block's token vectors only. Export it for TF Serving "
-                         "instead (kbl-export --target tf-serving), or build it with layers=(-1,).")
+        raise ValueError(
+            "The embedder pools other blocks than the last one alone (build_embedder's `layers`); "
+            "sentence-transformers pools the last block's token vectors only. Export it for TF Serving "
+            "instead (kbl-export --target tf-serving), or build it with layers=(-1,)."
+        )
     seq_length = seq_length or config.max_position_embeddings
     if seq_length > config.max_position_embeddings:
-        raise ValueError(f"seq_length {seq_length} is longer than the model's {config.max_position_embeddings} "
-                         "positions (max_position_embeddings).")
+        raise ValueError(
+            f"seq_length {seq_length} is longer than the model's {config.max_position_embeddings} "
+            "positions (max_position_embeddings)."
+        )
     pooling = embedder.get_layer(POOLING)
     return EmbeddingSettings(pooling.modes, pooling.normalize, seq_length)
 
@@ -237,11 +252,21 @@ def _label_fields(kind: str, head, labels, dropout) -> dict:
 
 def _tokenizer_files(vocab: Vocab, lower_case: bool, config) -> dict:
     special = dict(zip(_SPECIAL_NAMES, SPECIAL_TOKENS))
-    tokenizer_config = {"tokenizer_class": "BertTokenizer", "do_lower_case": lower_case, "do_basic_tokenize": True,
-                        "never_split": None, "strip_accents": None, "tokenize_chinese_chars": True,
-                        "model_max_length": config.max_position_embeddings, **special}
-    return {VOCAB_FILE: "".join(t + "\n" for t in vocab.tokens), TOKENIZER_CONFIG_FILE: tokenizer_config,
-            SPECIAL_TOKENS_FILE: special}
+    tokenizer_config = {
+        "tokenizer_class": "BertTokenizer",
+        "do_lower_case": lower_case,
+        "do_basic_tokenize": True,
+        "never_split": None,
+        "strip_accents": None,
+        "tokenize_chinese_chars": True,
+        "model_max_length": config.max_position_embeddings,
+        **special,
+    }
+    return {
+        VOCAB_FILE: "".join(t + "\n" for t in vocab.tokens),
+        TOKENIZER_CONFIG_FILE: tokenizer_config,
+        SPECIAL_TOKENS_FILE: special,
+    }
 
 
 def _write_json(path: str, values: dict) -> None:

@@ -47,8 +47,13 @@ import functools
 
 import tensorflow as tf
 
-from keras_bert_lite.artifacts import (DEFAULT_MAX_ANSWER_LENGTH, DEFAULT_THRESHOLD, DEFAULT_TOP_K, LABELED_TASKS,
-                                      TaskSpec)
+from keras_bert_lite.artifacts import (
+    DEFAULT_MAX_ANSWER_LENGTH,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOP_K,
+    LABELED_TASKS,
+    TaskSpec,
+)
 from keras_bert_lite.data.long_texts import window_segments
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
@@ -63,11 +68,15 @@ from keras_bert_lite.text.packing import truncated_lengths
 from keras_bert_lite.text.tokenizer import WORD_SEPARATOR
 from keras_bert_lite.training.thresholds import threshold_logit
 
-_HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"   # holds a whitespace or separator character
+_HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"  # holds a whitespace or separator character
 _NEG = -1e9
-SIGNATURES = ("serving_default", "preprocess", "encode")                    # every export's
-TASK_SIGNATURES = {"classification": ("classify",), "embedding": ("embed",),     # and a task's own
-                   "fill_mask": ("fill_mask",), "multi_label": ("classify",)}
+SIGNATURES = ("serving_default", "preprocess", "encode")  # every export's
+TASK_SIGNATURES = {
+    "classification": ("classify",),
+    "embedding": ("embed",),  # and a task's own
+    "fill_mask": ("fill_mask",),
+    "multi_label": ("classify",),
+}
 
 
 def signature_keys(task_type: str) -> tuple[str, ...]:
@@ -86,11 +95,12 @@ def _check_embedder(model, spec: TaskSpec) -> None:
         ValueError: naming the model and the task type to export it with.
     """
     if is_embedder(model) and spec.task_type != "embedding":
-        raise ValueError(f"model {model.name!r} is an embedder (build_embedder): export it with task_type "
-                         "'embedding'.")
+        raise ValueError(f"model {model.name!r} is an embedder (build_embedder): export it with task_type 'embedding'.")
     if spec.task_type == "embedding" and not is_embedder(model):
-        raise ValueError(f"task_type 'embedding' needs an embedder (build_embedder, load_embedder); model "
-                         f"{model.name!r} has no pooling layer.")
+        raise ValueError(
+            f"task_type 'embedding' needs an embedder (build_embedder, load_embedder); model "
+            f"{model.name!r} has no pooling layer."
+        )
 
 
 def _check_masked_lm(model, spec: TaskSpec) -> None:
@@ -101,9 +111,11 @@ def _check_masked_lm(model, spec: TaskSpec) -> None:
         ValueError: naming the model, the task type or top_k.
     """
     if isinstance(model, BertPretrainer) != (spec.task_type == "fill_mask"):
-        raise ValueError(f"task_type {spec.task_type!r} for model {model.name!r}: a BertPretrainer exports with "
-                         "task_type 'fill_mask' (its masked-LM head; its encoder alone with 'encoder'), and only "
-                         "a BertPretrainer (load_masked_lm) does.")
+        raise ValueError(
+            f"task_type {spec.task_type!r} for model {model.name!r}: a BertPretrainer exports with "
+            "task_type 'fill_mask' (its masked-LM head; its encoder alone with 'encoder'), and only "
+            "a BertPretrainer (load_masked_lm) does."
+        )
     vocab_size = model.get_layer("masked_lm").vocab_size if spec.task_type == "fill_mask" else 0
     if spec.top_k > vocab_size:
         raise ValueError(f"top_k {spec.top_k} is more than the model's {vocab_size} tokens.")
@@ -119,16 +131,22 @@ def _check_spec(model, encoder, spec: TaskSpec) -> None:
     """
     positions = max_positions(encoder)
     if spec.seq_length > positions:
-        raise ValueError(f"seq_length {spec.seq_length} is longer than the model's {positions} positions "
-                         f"(max_position_embeddings); export with seq_length {positions} or less.")
+        raise ValueError(
+            f"seq_length {spec.seq_length} is longer than the model's {positions} positions "
+            f"(max_position_embeddings); export with seq_length {positions} or less."
+        )
     if len(spec.text_fields) == 2 and encoder.get_layer("embeddings").type_vocab_size < 2:
-        raise ValueError("text pairs give the second text segment id 1, but the model has 1 segment type "
-                         "(type_vocab_size): export it for single texts.")
+        raise ValueError(
+            "text pairs give the second text segment id 1, but the model has 1 segment type "
+            "(type_vocab_size): export it for single texts."
+        )
     if spec.task_type in LABELED_TASKS:
         classes = model.output.shape[-1]
         if len(spec.labels) != classes:
-            raise ValueError(f"{len(spec.labels)} labels {list(spec.labels)} for a model with {classes} outputs; "
-                             f"give one label name per output, in id order.")
+            raise ValueError(
+                f"{len(spec.labels)} labels {list(spec.labels)} for a model with {classes} outputs; "
+                f"give one label name per output, in id order."
+            )
 
 
 class ServingModule(tf.Module):
@@ -145,9 +163,11 @@ class ServingModule(tf.Module):
     def __init__(self, model, spec: TaskSpec, vocab: Vocab, variant: str = "default"):
         super().__init__(name="serving")
         if spec.task_type == "multiple_choice":
-            raise ValueError("Text-in export of a multiple-choice model is not supported (how the choices arrive "
-                             "is application-specific); export its encoder (task_type 'encoder') and build the "
-                             "choice pairs in the client with the `preprocess` signature of that export.")
+            raise ValueError(
+                "Text-in export of a multiple-choice model is not supported (how the choices arrive "
+                "is application-specific); export its encoder (task_type 'encoder') and build the "
+                "choice pairs in the client with the `preprocess` signature of that export."
+            )
         _check_embedder(model, spec)
         _check_masked_lm(model, spec)
         self.model = model
@@ -162,12 +182,13 @@ class ServingModule(tf.Module):
         self.max_answer_length = spec.max_answer_length or DEFAULT_MAX_ANSWER_LENGTH
         self.labels = tf.constant(list(spec.labels) or [""], tf.string)
         self.top_k = spec.top_k or DEFAULT_TOP_K
-        self.tokens = tf.constant(vocab.tokens, tf.string)    # in a SavedModel only where a signature uses it
+        self.tokens = tf.constant(vocab.tokens, tf.string)  # in a SavedModel only where a signature uses it
 
         # Traced once and called from every signature and text field: the SavedModel holds one copy of the
         # tokenizer's graph (several hundred ops), and exporting traces it once.
-        self._tokenize = tf.function(self.tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)],
-                                     autograph=False)
+        self._tokenize = tf.function(
+            self.tokenizer.tokenize, input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
+        )
         encoder_spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
         self.__call__ = tf.function(self._call_encoder, input_signature=[encoder_spec], autograph=False)
 
@@ -184,18 +205,25 @@ class ServingModule(tf.Module):
         else:
             serve = function(lambda text: self._serve(text), input_signature=_texts(fields))
             preprocess = function(lambda text: self._pack(text), input_signature=_texts(fields))
-        encode = function(lambda input_word_ids, input_mask, input_type_ids: self._encode(
-            checked_encoder_inputs(self.encoder, input_word_ids, input_mask, input_type_ids)),
-            input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES])
+        encode = function(
+            lambda input_word_ids, input_mask, input_type_ids: self._encode(
+                checked_encoder_inputs(self.encoder, input_word_ids, input_mask, input_type_ids)
+            ),
+            input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES],
+        )
         signatures = {
             "serving_default": serve.get_concrete_function(),
             "preprocess": preprocess.get_concrete_function(),
             "encode": encode.get_concrete_function(),
         }
         own = {  # classify parses tf.Examples, then calls serving_default's function
-            "classify": lambda: function(lambda inputs: self._classify(inputs, serve), input_signature=[
-                tf.TensorSpec([None], tf.string, name="inputs")]).get_concrete_function(),
-            "embed": lambda: signatures["serving_default"], "fill_mask": lambda: signatures["serving_default"]}
+            "classify": lambda: function(
+                lambda inputs: self._classify(inputs, serve),
+                input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
+            ).get_concrete_function(),
+            "embed": lambda: signatures["serving_default"],
+            "fill_mask": lambda: signatures["serving_default"],
+        }
         signatures.update({key: own[key]() for key in TASK_SIGNATURES.get(self.spec.task_type, ())})
         return signatures
 
@@ -216,8 +244,11 @@ class ServingModule(tf.Module):
 
     def _encode(self, inputs):
         out = self.encoder(inputs, training=False)
-        return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"],
-                "encoder_outputs": tf.stack(out["encoder_outputs"])}
+        return {
+            "pooled_output": out["pooled_output"],
+            "sequence_output": out["sequence_output"],
+            "encoder_outputs": tf.stack(out["encoder_outputs"]),
+        }
 
     def _serve(self, text, text_b=None):
         task = self.spec.task_type
@@ -225,12 +256,12 @@ class ServingModule(tf.Module):
             return self._tag_words(text)
         if task == "span":
             return self._answer(text, text_b)
-        if task == "encoder":   # fixed seq_length: sequence_output keeps one shape
+        if task == "encoder":  # fixed seq_length: sequence_output keeps one shape
             out = self.encoder(self._pack(text, text_b), training=False)
             return {"pooled_output": out["pooled_output"], "sequence_output": out["sequence_output"]}
         if task == "fill_mask":
             return self._fill_masks(text)
-        if task == "embedding":     # float32 from the pooling layer
+        if task == "embedding":  # float32 from the pooling layer
             return {EMBEDDINGS: by_length_slices(self.model, self._pack(text, dynamic=True))}
         logits = self._text_logits(text, text_b)
         if task == "regression":
@@ -238,8 +269,12 @@ class ServingModule(tf.Module):
         if task == "multi_label":
             return self._multi_label(logits)
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        return {"logits": logits, "probabilities": tf.nn.softmax(logits), "label_id": label_id,
-                "label": tf.gather(self.labels, label_id)}
+        return {
+            "logits": logits,
+            "probabilities": tf.nn.softmax(logits),
+            "label_id": label_id,
+            "label": tf.gather(self.labels, label_id),
+        }
 
     def _multi_label(self, logits):
         """Every label's probability, and the labels above the threshold (compared as logits, as the runner's
@@ -264,8 +299,9 @@ class ServingModule(tf.Module):
 
     def _fill_masks(self, text):
         """The top_k tokens and probabilities per mask (`masked_token_predictions`), with the tokens' strings."""
-        out = masked_token_predictions(self.model, self._pack(text, dynamic=True), self.tokenizer.vocab.mask_id,
-                                       self.top_k)
+        out = masked_token_predictions(
+            self.model, self._pack(text, dynamic=True), self.tokenizer.vocab.mask_id, self.top_k
+        )
         real = out["token_ids"] >= 0
         out["tokens"] = tf.where(real, tf.gather(self.tokens, tf.maximum(out["token_ids"], 0)), "")
         return out
@@ -283,17 +319,17 @@ class ServingModule(tf.Module):
         gets its first piece's label, as trained. A word the `seq_length` limit cuts, the words after it, and a word
         with no piece (only characters the tokenizer deletes) are not returned."""
         tokens = self.tokenizer.tokenize_with_offsets(text)
-        keep = self.spec.seq_length - 2 if not self.spec.doc_stride else tf.int32.max   # windows: every token
+        keep = self.spec.seq_length - 2 if not self.spec.doc_stride else tf.int32.max  # windows: every token
         row = tf.cast(tokens.ids.value_rowids(), tf.int32)
-        position = tf.cast(tf.ragged.range(tokens.ids.row_lengths()).flat_values, tf.int32)   # in its row
+        position = tf.cast(tf.ragged.range(tokens.ids.row_lengths()).flat_values, tf.int32)  # in its row
         start, end = tokens.starts.flat_values, tokens.ends.flat_values
         # A token starts a word when it starts its row or whitespace separates it from the token before.
         previous_end = tf.where(position == 0, start, tf.concat([start[:1], end[:-1]], axis=0))
         gap = tf.strings.substr(tf.gather(text, row), previous_end, tf.maximum(start - previous_end, 0))
         starts_word = (position == 0) | tf.strings.regex_full_match(gap, _HAS_SEPARATOR)
-        word = tf.cumsum(tf.cast(starts_word, tf.int32)) - 1                            # word number, flat
-        whole = tf.math.segment_max(position, word) < keep                              # [words]: not cut
-        first = starts_word & tf.gather(whole, word)                                    # [tokens]
+        word = tf.cumsum(tf.cast(starts_word, tf.int32)) - 1  # word number, flat
+        whole = tf.math.segment_max(position, word) < keep  # [words]: not cut
+        first = starts_word & tf.gather(whole, word)  # [tokens]
         word_labels = tf.gather(self.labels, tf.boolean_mask(self._token_label_ids(tokens.ids, row, position), first))
         word_starts = tf.boolean_mask(start, first)
         word_ends = tf.boolean_mask(tf.math.segment_max(end, word), whole)
@@ -304,8 +340,12 @@ class ServingModule(tf.Module):
         def dense(values, default):
             return tf.RaggedTensor.from_row_lengths(values, per_row).to_tensor(default_value=default)
 
-        return {"words": dense(word_texts, ""), "word_labels": dense(word_labels, ""),
-                "word_starts": dense(word_starts, -1), "word_ends": dense(word_ends, -1)}
+        return {
+            "words": dense(word_texts, ""),
+            "word_labels": dense(word_labels, ""),
+            "word_starts": dense(word_starts, -1),
+            "word_ends": dense(word_ends, -1),
+        }
 
     def _token_label_ids(self, ids, row, position):
         """Each token's label id, int32 `[tokens]` (flat, row after row; `row`, `position`: each token's text and
@@ -313,31 +353,33 @@ class ServingModule(tf.Module):
         read), or (doc_stride) on its windows, each token's from the window where it has the most context."""
         if not self.spec.doc_stride:
             keep = self.spec.seq_length - 2
-            label_ids = tf.argmax(self.model(self.dynamic_packer(ids[:, :keep]), training=False), axis=-1,
-                                  output_type=tf.int32)
+            label_ids = tf.argmax(
+                self.model(self.dynamic_packer(ids[:, :keep]), training=False), axis=-1, output_type=tf.int32
+            )
             # Token j of row r sits at packed position j + 1 ([CLS] first).
-            return tf.gather(tf.reshape(label_ids, [-1]), row * tf.shape(label_ids)[1] + tf.minimum(position, keep - 1)
-                             + 1)
+            return tf.gather(
+                tf.reshape(label_ids, [-1]), row * tf.shape(label_ids)[1] + tf.minimum(position, keep - 1) + 1
+            )
         windows, (rows,) = window_segments((ids,), self.spec.seq_length, self.spec.doc_stride)
         label_ids = tf.argmax(self.model(self.dynamic_packer(rows), training=False), axis=-1, output_type=tf.int32)
-        per_window = tf.RaggedTensor.from_tensor(label_ids[:, 1:], lengths=rows.row_lengths())      # [CLS] off
+        per_window = tf.RaggedTensor.from_tensor(label_ids[:, 1:], lengths=rows.row_lengths())  # [CLS] off
         return windows.merge(per_window).flat_values
 
     def _answer(self, question, context):
         """The best context span (start <= end, at most max_answer_length tokens) as text and byte offsets."""
         q = self._tokenize(question)
-        if self.spec.max_query_length:                      # as the run cut its questions
-            q = q[:, :self.spec.max_query_length]
+        if self.spec.max_query_length:  # as the run cut its questions
+            q = q[:, : self.spec.max_query_length]
         c = self.tokenizer.tokenize_with_offsets(context)
         keep_q, keep_c = truncated_lengths(q.row_lengths(), c.ids.row_lengths(), self.spec.seq_length - 3)
         out = self.model(self.dynamic_packer(q, c.ids), training=False)
         start_logits, end_logits = (tf.cast(out[k], tf.float32) for k in ("start_logits", "end_logits"))
         seq = tf.shape(start_logits)[1]
-        first = tf.cast(keep_q, tf.int32)[:, None] + 2                                 # [CLS] q [SEP] -> context
+        first = tf.cast(keep_q, tf.int32)[:, None] + 2  # [CLS] q [SEP] -> context
         position = tf.range(seq)[None]
-        in_context = (position >= first) & (position < first + tf.cast(keep_c, tf.int32)[:, None])   # [b, s]
+        in_context = (position >= first) & (position < first + tf.cast(keep_c, tf.int32)[:, None])  # [b, s]
         i, j = tf.range(seq)[:, None], tf.range(seq)[None]
-        band = (j >= i) & (j - i < self.max_answer_length)                             # [s, s]
+        band = (j >= i) & (j - i < self.max_answer_length)  # [s, s]
         allowed = band[None] & in_context[:, :, None] & in_context[:, None, :]
         scores = tf.where(allowed, start_logits[:, :, None] + end_logits[:, None, :], _NEG)
         best = tf.argmax(tf.reshape(scores, [tf.shape(scores)[0], -1]), axis=-1, output_type=tf.int32)
@@ -351,5 +393,10 @@ class ServingModule(tf.Module):
         start = tf.where(found, c_start, -1)
         end = tf.where(found, c_end, -1)
         answer = tf.where(found, tf.strings.substr(context, tf.maximum(start, 0), tf.maximum(end - start, 0)), "")
-        return {"answer": answer, "start": start, "end": end, "score": tf.where(found, score, _NEG),
-                "null_score": start_logits[:, 0] + end_logits[:, 0]}
+        return {
+            "answer": answer,
+            "start": start,
+            "end": end,
+            "score": tf.where(found, score, _NEG),
+            "null_score": start_logits[:, 0] + end_logits[:, 0],
+        }

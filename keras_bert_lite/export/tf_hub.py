@@ -35,9 +35,17 @@ PREPROCESS_DIR = "preprocess"
 VARIANT_TARGETS = {"portable": PORTABLE, "default": TF_SERVING}
 
 
-def export_tf_hub(model, vocab: Vocab, model_base_path: str, *, seq_length: int = 128,
-                  lower_case: bool | None = None, variant: str = "portable", version: int | None = None,
-                  keep: int | None = None) -> tuple[str, str]:
+def export_tf_hub(
+    model,
+    vocab: Vocab,
+    model_base_path: str,
+    *,
+    seq_length: int = 128,
+    lower_case: bool | None = None,
+    variant: str = "portable",
+    version: int | None = None,
+    keep: int | None = None,
+) -> tuple[str, str]:
     """Writes `<model_base_path>/encoder/<version>/` and `<model_base_path>/preprocess/<version>/`.
 
     Args:
@@ -68,8 +76,10 @@ def export_tf_hub(model, vocab: Vocab, model_base_path: str, *, seq_length: int 
     encoder = _encoder_of(model)
     positions = max_positions(encoder)
     if not 3 <= seq_length <= positions:
-        raise ValueError(f"seq_length={seq_length}: it must be at least 3 ([CLS] and two [SEP]) and at most the "
-                         f"encoder's max_position_embeddings ({positions}).")
+        raise ValueError(
+            f"seq_length={seq_length}: it must be at least 3 ([CLS] and two [SEP]) and at most the "
+            f"encoder's max_position_embeddings ({positions})."
+        )
     lower_case = vocab.resolve_lower_case(lower_case)
     vocab = vocab.with_lower_case(lower_case)
 
@@ -79,23 +89,29 @@ def export_tf_hub(model, vocab: Vocab, model_base_path: str, *, seq_length: int 
     finals = [os.path.join(base, str(version)) for base in bases]
     for final in finals:
         if os.path.exists(final):
-            raise FileExistsError(f"{final} already exists; versions are never overwritten (omit --version to "
-                                  f"use {newest + 1}).")
+            raise FileExistsError(
+                f"{final} already exists; versions are never overwritten (omit --version to use {newest + 1})."
+            )
     for base in bases:
         os.makedirs(base, exist_ok=True)
 
     target = VARIANT_TARGETS[variant]
     staged = []
     with tempfile.TemporaryDirectory() as scratch:
-        vocab_path = os.path.join(scratch, "vocab.txt")     # copied into the encoder's assets/ by the save
+        vocab_path = os.path.join(scratch, "vocab.txt")  # copied into the encoder's assets/ by the save
         vocab.save(vocab_path)
         hub_encoder = HubEncoder(encoder, vocab_path, lower_case)
         preprocessor = HubPreprocessor(vocab, seq_length, lower_case=lower_case, variant=variant)
         try:
             for obj, base in ((hub_encoder, bases[0]), (preprocessor, bases[1])):
-                staged.append(stage_saved_model(
-                    lambda tmp, obj=obj: tf.saved_model.save(obj, tmp, signatures=obj.signatures()),
-                    base, version, target))
+                staged.append(
+                    stage_saved_model(
+                        lambda tmp, obj=obj: tf.saved_model.save(obj, tmp, signatures=obj.signatures()),
+                        base,
+                        version,
+                        target,
+                    )
+                )
             for tmp, final in zip(staged, finals):
                 os.rename(tmp, final)
         finally:
@@ -113,5 +129,7 @@ def _encoder_of(model):
     try:
         return model.get_layer("encoder")
     except ValueError:
-        raise ValueError(f"{getattr(model, 'name', model)!r} is no encoder and has no layer named 'encoder'; "
-                         "pass the encoder (keras_bert_lite.load(path), or build_encoder).") from None
+        raise ValueError(
+            f"{getattr(model, 'name', model)!r} is no encoder and has no layer named 'encoder'; "
+            "pass the encoder (keras_bert_lite.load(path), or build_encoder)."
+        ) from None

@@ -54,23 +54,32 @@ class HubEncoder(tf.train.Checkpoint):
         # The Keras variables' tf.Variables: what the restored functions read and hub.KerasLayer trains.
         self.trainable_variables = [v.value for v in encoder.trainable_variables]
         trainable = {id(v) for v in self.trainable_variables}
-        self.variables = self.trainable_variables + [v.value for v in encoder.variables
-                                                     if id(v.value) not in trainable] + [self.do_lower_case]
+        self.variables = (
+            self.trainable_variables
+            + [v.value for v in encoder.variables if id(v.value) not in trainable]
+            + [self.do_lower_case]
+        )
         self.regularization_losses = []
 
         spec = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
-        self.__call__ = tf.function(self._call, autograph=False)                # graph code: no source rewrite
+        self.__call__ = tf.function(self._call, autograph=False)  # graph code: no source rewrite
         for training in (False, True):
             self.__call__.get_concrete_function(spec, training=training)
-        self._serve = tf.function(self._serving_default, input_signature=[
-            tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES], autograph=False)
+        self._serve = tf.function(
+            self._serving_default,
+            input_signature=[tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES],
+            autograph=False,
+        )
 
     def _call(self, inputs, training=False):
         out = self.encoder({name: inputs[name] for name in INPUT_NAMES}, training=training)
         pooled = tf.cast(out["pooled_output"], tf.float32)
-        return {"pooled_output": pooled, "default": pooled,
-                "sequence_output": tf.cast(out["sequence_output"], tf.float32),
-                "encoder_outputs": [tf.cast(x, tf.float32) for x in out["encoder_outputs"]]}
+        return {
+            "pooled_output": pooled,
+            "default": pooled,
+            "sequence_output": tf.cast(out["sequence_output"], tf.float32),
+            "encoder_outputs": [tf.cast(x, tf.float32) for x in out["encoder_outputs"]],
+        }
 
     def _serving_default(self, input_word_ids, input_mask, input_type_ids):
         out = self._call(checked_encoder_inputs(self.encoder, input_word_ids, input_mask, input_type_ids))

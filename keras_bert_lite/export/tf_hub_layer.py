@@ -35,8 +35,9 @@ def load_handle(handle):
     try:
         import tensorflow_hub as hub
     except ImportError:
-        raise ValueError(f"HubLayer: {path} is no SavedModel directory; for a TF Hub handle or URL install "
-                         "tensorflow-hub.") from None
+        raise ValueError(
+            f"HubLayer: {path} is no SavedModel directory; for a TF Hub handle or URL install tensorflow-hub."
+        ) from None
     return hub.load(path)
 
 
@@ -51,8 +52,9 @@ class HubLayer(keras.layers.Layer):
         **kwargs: `keras.layers.Layer` arguments (`name`, ...).
     """
 
-    def __init__(self, handle, trainable: bool = False, arguments: dict | None = None,
-                 output_key: str | None = None, **kwargs):
+    def __init__(
+        self, handle, trainable: bool = False, arguments: dict | None = None, output_key: str | None = None, **kwargs
+    ):
         super().__init__(trainable=trainable, **kwargs)
         self._func = load_handle(handle)
         if not callable(self._func):
@@ -71,14 +73,24 @@ class HubLayer(keras.layers.Layer):
 
     def _track_existing(self, variable, trainable: bool):
         # A Keras variable around the existing tf.Variable (keras.layers.TFSMLayer does the same).
-        self._track_variable(keras.Variable(initializer=variable, trainable=trainable, dtype=variable.dtype,
-                                            shape=variable.shape, name=variable.name.split(":")[0].replace("/", "_")))
+        self._track_variable(
+            keras.Variable(
+                initializer=variable,
+                trainable=trainable,
+                dtype=variable.dtype,
+                shape=variable.shape,
+                name=variable.name.split(":")[0].replace("/", "_"),
+            )
+        )
 
     def __call__(self, inputs, *args, **kwargs):
         # hub.KerasLayer takes a plain list of strings or numbers (the TF Hub tutorials call it on one); a Keras 3
         # layer takes only tensors positionally.
-        if isinstance(inputs, (list, tuple)) and inputs and all(isinstance(x, (str, bytes, int, float))
-                                                                for x in inputs):
+        if (
+            isinstance(inputs, (list, tuple))
+            and inputs
+            and all(isinstance(x, (str, bytes, int, float)) for x in inputs)
+        ):
             inputs = tf.constant(inputs)
         return super().__call__(inputs, *args, **kwargs)
 

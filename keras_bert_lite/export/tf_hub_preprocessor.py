@@ -53,10 +53,11 @@ def pack_segments(segments, seq_length, cls_id: int, sep_id: int, pad_id: int) -
     if not isinstance(segments, (list, tuple)):
         segments = [segments]
     if len(segments) not in (1, 2):
-        raise ValueError(f"bert_pack_inputs takes 1 or 2 segments (as TF Hub's BERT preprocessors), got "
-                         f"{len(segments)}.")
+        raise ValueError(
+            f"bert_pack_inputs takes 1 or 2 segments (as TF Hub's BERT preprocessors), got {len(segments)}."
+        )
     segments = [tf.cast(s.merge_dims(1, -1) if s.ragged_rank > 1 else s, tf.int32) for s in segments]
-    lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]      # [batch] each
+    lengths = [tf.cast(segment.row_lengths(), tf.int32) for segment in segments]  # [batch] each
     seq_length = tf.cast(seq_length, tf.int32)
     tf.debugging.assert_non_negative(seq_length, message="bert_pack_inputs: seq_length must be 0 or more")
     if len(segments) == 1:
@@ -83,15 +84,19 @@ class HubPreprocessor(tf.train.Checkpoint):
             FastWordpiece; loading needs `import tensorflow_text`).
     """
 
-    def __init__(self, vocab: Vocab, seq_length: int = 128, lower_case: bool | None = None,
-                 variant: str = "portable"):
+    def __init__(self, vocab: Vocab, seq_length: int = 128, lower_case: bool | None = None, variant: str = "portable"):
         super().__init__()
         self.seq_length = seq_length
         self.tokenizer = BertTokenizer(vocab, lower_case=lower_case, variant=variant)
         self.packer = BertPacker(seq_length, vocab=vocab)
         self._is_continuation = tf.constant(vocab.is_continuation)
-        self._special = {"start_of_sequence_id": vocab.cls_id, "end_of_segment_id": vocab.sep_id,
-                         "padding_id": vocab.pad_id, "mask_id": vocab.mask_id, "vocab_size": len(vocab)}
+        self._special = {
+            "start_of_sequence_id": vocab.cls_id,
+            "end_of_segment_id": vocab.sep_id,
+            "padding_id": vocab.pad_id,
+            "mask_id": vocab.mask_id,
+            "vocab_size": len(vocab),
+        }
         text = tf.TensorSpec([None], tf.string)
 
         # Graph code throughout (Python branches only): traced without autograph, which would rewrite the source
@@ -103,8 +108,9 @@ class HubPreprocessor(tf.train.Checkpoint):
         self.tokenize.get_special_tokens_dict = _Callable()
         self.tokenize.get_special_tokens_dict.__call__ = special_tokens
         self.tokenize_with_offsets = _Callable()
-        self.tokenize_with_offsets.__call__ = tf.function(self._tokenize_with_offsets, input_signature=[text],
-                                                          autograph=False)
+        self.tokenize_with_offsets.__call__ = tf.function(
+            self._tokenize_with_offsets, input_signature=[text], autograph=False
+        )
         self.tokenize_with_offsets.get_special_tokens_dict = self.tokenize.get_special_tokens_dict
 
         # As TF Hub's wrapper: traced for 1 or 2 segments of ragged rank 1 or 2, seq_length a scalar tensor
@@ -120,10 +126,11 @@ class HubPreprocessor(tf.train.Checkpoint):
             for count in (1, 2):
                 self.bert_pack_inputs.__call__.get_concrete_function(
                     [tf.RaggedTensorSpec([None] * (ragged_rank + 1), tf.int32) for _ in range(count)],
-                    seq_length=tf.TensorSpec([], tf.int32))
-        self._serve = tf.function(self._serving_default, input_signature=[tf.TensorSpec([None], tf.string,
-                                                                                         name="sentences")],
-                                  autograph=False)
+                    seq_length=tf.TensorSpec([], tf.int32),
+                )
+        self._serve = tf.function(
+            self._serving_default, input_signature=[tf.TensorSpec([None], tf.string, name="sentences")], autograph=False
+        )
 
     def _preprocess(self, inputs):
         return self.packer(self.tokenizer.tokenize(inputs))

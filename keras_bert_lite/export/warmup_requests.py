@@ -23,8 +23,10 @@ WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")  # TF S
 BATCH = 8
 CLASSIFY = "classify"
 _TEXT_IN = ("serving_default", "preprocess", "embed", "fill_mask")
-_WORDS = ("the film opens on a quiet street where two old friends meet again after many years and talk about "
-          "everything they lost and found along the way").split()
+_WORDS = (
+    "the film opens on a quiet street where two old friends meet again after many years and talk about "
+    "everything they lost and found along the way"
+).split()
 _MASK = "[MASK]"
 
 

@@ -74,23 +74,24 @@ def _fused_gelu_with(approximate: bool):
     @tf.custom_gradient
     def gelu_with_fused_gradient(x):
         return _gelu_value(x, approximate), lambda dy: _gelu_gradient(x, dy, approximate)
+
     return gelu_with_fused_gradient
 
 
 def _gelu_and_slope(x, approximate):
     """float32 x -> (GELU(x), d GELU / dx)."""
-    if approximate:                                  # 0.5 x (1 + tanh(k (x + a x^3)))
+    if approximate:  # 0.5 x (1 + tanh(k (x + a x^3)))
         k, a = math.sqrt(2.0 / math.pi), 0.044715
         t = tf.tanh(k * (x + a * x * x * x))
         return 0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * a * x * x)
-    cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))      # Phi(x)
-    pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))      # phi(x)
+    cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))  # Phi(x)
+    pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))  # phi(x)
     return x * cdf, cdf + x * pdf
 
 
 @tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
 def _gelu_value(x, approximate):
-    value, _ = _gelu_and_slope(tf.cast(x, tf.float32), approximate)   # XLA drops the unused slope
+    value, _ = _gelu_and_slope(tf.cast(x, tf.float32), approximate)  # XLA drops the unused slope
     return tf.cast(value, x.dtype)
 
 

@@ -73,9 +73,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # The projections run on the [b*s, H] token rows with an explicit BiasAdd: on 2-D inputs TensorFlow's
         # oneDNN rewrite fuses MatMul + BiasAdd (+ the caller's residual Add) into one kernel; a 3-D matmul is
         # reshape/MatMul/reshape and the bias stays a separate pass over the activations.
-        tokens = ops.reshape(x, (-1, self.hidden_size))                                   # [b*s, H]
+        tokens = ops.reshape(x, (-1, self.hidden_size))  # [b*s, H]
         if query_positions is None:
-            q, k, v = self._heads(tokens, self.qkv_kernel, self.qkv_bias, batch, seq, 3)   # [b, N, s, d] each
+            q, k, v = self._heads(tokens, self.qkv_kernel, self.qkv_bias, batch, seq, 3)  # [b, N, s, d] each
         else:
             # Queries only at query_positions; keys and values everywhere. tf.split, not slices, of the fused
             # kernel: its gradient is one concat.
@@ -85,13 +85,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             rows = gather_positions(ops.reshape(tokens, (batch, seq, h)), query_positions)  # [b, P, H]
             queries = ops.shape(query_positions)[1]
             (q,) = self._heads(ops.reshape(rows, (-1, h)), q_kernel, q_bias, batch, queries, 1)  # [b, N, P, d]
-            k, v = self._heads(tokens, kv_kernel, kv_bias, batch, seq, 2)                  # [b, N, s, d] each
+            k, v = self._heads(tokens, kv_kernel, kv_bias, batch, seq, 2)  # [b, N, s, d] each
 
-        scores = self._scores(q, k, input_mask)                                          # [b, N, q, s]
+        scores = self._scores(q, k, input_mask)  # [b, N, q, s]
         probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
         probs = self.dropout_layer(probs, training=training)
 
-        context = ops.matmul(probs, v)                                                 # [b, N, q, d]
+        context = ops.matmul(probs, v)  # [b, N, q, d]
         context = ops.reshape(ops.transpose(context, (0, 2, 1, 3)), (-1, self.hidden_size))  # [b*q, H]
         output = tf.nn.bias_add(ops.matmul(context, self.output_kernel), self.output_bias)  # [b*q, H]
         if len(x.shape) == 2:
@@ -117,12 +117,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             # q'·k' = q·k/√d + penalty: a pass over q and one over k, which are s/d times smaller than the two
             # passes over the scores that oneDNN's gemm-based matmul (AVX2) makes for a scale and a broadcast add.
             batch, heads, keys = ops.shape(k)[0], ops.shape(k)[1], ops.shape(k)[2]
-            penalty = key_penalty(input_mask, k.dtype)[:, None, :, None]                  # [b, 1, s, 1]
+            penalty = key_penalty(input_mask, k.dtype)[:, None, :, None]  # [b, 1, s, 1]
             k = ops.concatenate([k, ops.broadcast_to(penalty, (batch, heads, keys, 1))], axis=-1)  # [b, N, s, d+1]
-            q = ops.pad(q * ops.cast(scale, q.dtype), [[0, 0], [0, 0], [0, 0], [0, 1]],
-                        constant_values=1)                                                # [b, N, q, d+1]
+            q = ops.pad(
+                q * ops.cast(scale, q.dtype), [[0, 0], [0, 0], [0, 0], [0, 1]], constant_values=1
+            )  # [b, N, q, d+1]
             return ops.cast(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))), "float32")
-        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))                           # [b, N, q, s]
+        scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [b, N, q, s]
         scores = ops.cast(scores, "float32") * scale
         # oneDNN fuses this scaling and the penalty add into the score matmul (with AVX-512, as it stores the
         # scores) only where the scaled scores sort first among the Add's inputs. Every layer's penalty is the
@@ -130,14 +131,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # (in a layer's own scope it would sort before those of the layers named after it). XLA fuses both
         # into the softmax.
         with name_scope_sorted_last("attention_key_penalty"):
-            penalty = key_penalty(input_mask, "float32")[:, None, None, :]                # [b, 1, 1, s]
+            penalty = key_penalty(input_mask, "float32")[:, None, None, :]  # [b, 1, 1, s]
         return scores + penalty
 
     def _heads(self, rows, kernel, bias, batch, length, parts):
         """`[b*len, H]` rows -> `parts` projections, each split into heads: `[b, N, len, d]`."""
-        projected = tf.nn.bias_add(ops.matmul(rows, kernel), bias)                     # [b*len, parts*H]
+        projected = tf.nn.bias_add(ops.matmul(rows, kernel), bias)  # [b*len, parts*H]
         projected = ops.reshape(projected, (batch, length, parts, self.num_heads, self.head_size))
-        projected = ops.transpose(projected, (2, 0, 3, 1, 4))                          # [parts, b, N, len, d]
+        projected = ops.transpose(projected, (2, 0, 3, 1, 4))  # [parts, b, N, len, d]
         # unstack, not projected[0], projected[1], ...: the gradient of an unstack is one stack, while each
         # strided slice's gradient is a full [parts, b, N, len, d] tensor of zeros around its part, written and
         # summed in every training step.
@@ -152,6 +153,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(hidden_size=self.hidden_size, num_heads=self.num_heads, dropout=self.dropout,
-                      initializer_range=self.initializer_range)
+        config.update(
+            hidden_size=self.hidden_size,
+            num_heads=self.num_heads,
+            dropout=self.dropout,
+            initializer_range=self.initializer_range,
+        )
         return config

@@ -8,7 +8,7 @@ import tensorflow as tf
 from keras_bert_lite._cpu_kernels import cpu_only
 from keras_bert_lite.utils.deprecation import renamed_attributes
 
-_LEVELS = 1 << 16   # a mask element is one uint16: kept when it is >= round(rate * 65536)
+_LEVELS = 1 << 16  # a mask element is one uint16: kept when it is >= round(rate * 65536)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -45,14 +45,20 @@ class Uint16MaskDropout(keras.layers.Dropout):
     def call(self, inputs, training=False):
         threshold = round(self.rate * _LEVELS)
         width = inputs.shape[-1]
-        if not (training and 0 < threshold < _LEVELS and self.noise_shape is None and width is not None
-                and width % 2 == 0 and _cheap_mask_available()):
+        if not (
+            training
+            and 0 < threshold < _LEVELS
+            and self.noise_shape is None
+            and width is not None
+            and width % 2 == 0
+            and _cheap_mask_available()
+        ):
             return super().call(inputs, training=training)
         shape = tf.shape(inputs)
-        half_shape = tf.concat([shape[:-1], [width // 2]], axis=0)                     # [..., n/2]
+        half_shape = tf.concat([shape[:-1], [width // 2]], axis=0)  # [..., n/2]
         seed = tf.cast(tf.math.floormod(self.seed_generator.next(), 2**31 - 1), tf.int32)
         bits = tf.random.stateless_uniform(half_shape, seed, minval=None, maxval=None, dtype=tf.uint32)
-        bits = tf.reshape(tf.bitcast(bits, tf.uint16), shape)                            # [..., n]
+        bits = tf.reshape(tf.bitcast(bits, tf.uint16), shape)  # [..., n]
         keep = bits >= tf.constant(threshold, tf.uint16)
         scale = tf.cast(_LEVELS / (_LEVELS - threshold), inputs.dtype)
         return tf.where(keep, inputs * scale, tf.zeros_like(inputs))

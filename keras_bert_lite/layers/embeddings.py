@@ -32,8 +32,17 @@ class BertEmbeddings(keras.layers.Layer):
         `[batch, seq, hidden_size]` embeddings.
     """
 
-    def __init__(self, vocab_size, hidden_size, max_position_embeddings, type_vocab_size,
-                 initializer_range=0.02, layer_norm_eps=1e-12, dropout=0.1, **kwargs):
+    def __init__(
+        self,
+        vocab_size,
+        hidden_size,
+        max_position_embeddings,
+        type_vocab_size,
+        initializer_range=0.02,
+        layer_norm_eps=1e-12,
+        dropout=0.1,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -52,25 +61,30 @@ class BertEmbeddings(keras.layers.Layer):
     def build(self, input_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
         self.word_embeddings = self.add_weight(
-            shape=(self.vocab_size, self.hidden_size), initializer=init, name="word_embeddings")
+            shape=(self.vocab_size, self.hidden_size), initializer=init, name="word_embeddings"
+        )
         self.position_embeddings = self.add_weight(
-            shape=(self.max_position_embeddings, self.hidden_size), initializer=init, name="position_embeddings")
+            shape=(self.max_position_embeddings, self.hidden_size), initializer=init, name="position_embeddings"
+        )
         self.token_type_embeddings = self.add_weight(
-            shape=(self.type_vocab_size, self.hidden_size), initializer=init, name="token_type_embeddings")
+            shape=(self.type_vocab_size, self.hidden_size), initializer=init, name="token_type_embeddings"
+        )
         self.layer_norm.build((None, None, self.hidden_size))
         self.built = True
 
     def call(self, input_word_ids, input_type_ids, training=None):
         seq_length = ops.shape(input_word_ids)[1]
         if isinstance(seq_length, int) and seq_length > self.max_position_embeddings:
-            raise ValueError(f"Sequence length {seq_length} exceeds max_position_embeddings="
-                             f"{self.max_position_embeddings}; truncate the input (e.g. the packer's seq_length).")
+            raise ValueError(
+                f"Sequence length {seq_length} exceeds max_position_embeddings="
+                f"{self.max_position_embeddings}; truncate the input (e.g. the packer's seq_length)."
+            )
         # tf.gather, not ops.take: no pass that wraps negative ids around (ids are never negative; ids out of
         # range raise instead of reading another row).
-        x = tf.gather(self.word_embeddings, input_word_ids)                           # [b, s, H]
-        x = x + tf.gather(self.token_type_embeddings, input_type_ids)                 # [b, s, H]
-        x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)             # [1, s, H]
-        x = self.layer_norm(x)                                                        # float32 in, compute dtype out
+        x = tf.gather(self.word_embeddings, input_word_ids)  # [b, s, H]
+        x = x + tf.gather(self.token_type_embeddings, input_type_ids)  # [b, s, H]
+        x = x + ops.expand_dims(self.position_embeddings[:seq_length], 0)  # [1, s, H]
+        x = self.layer_norm(x)  # float32 in, compute dtype out
         return self.dropout_layer(x, training=training)
 
     def compute_output_spec(self, input_word_ids, input_type_ids, training=None):
@@ -78,8 +92,13 @@ class BertEmbeddings(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size,
-                      max_position_embeddings=self.max_position_embeddings, type_vocab_size=self.type_vocab_size,
-                      initializer_range=self.initializer_range, layer_norm_eps=self.layer_norm_eps,
-                      dropout=self.dropout)
+        config.update(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            max_position_embeddings=self.max_position_embeddings,
+            type_vocab_size=self.type_vocab_size,
+            initializer_range=self.initializer_range,
+            layer_norm_eps=self.layer_norm_eps,
+            dropout=self.dropout,
+        )
         return config

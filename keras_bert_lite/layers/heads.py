@@ -30,9 +30,13 @@ class BertPooler(keras.layers.Layer):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
-        self.dense = keras.layers.Dense(hidden_size, activation="tanh",
-                                        kernel_initializer=_truncated_normal(initializer_range),
-                                        dtype=self.dtype_policy, name="dense")
+        self.dense = keras.layers.Dense(
+            hidden_size,
+            activation="tanh",
+            kernel_initializer=_truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="dense",
+        )
 
     def build(self, input_shape=None):
         self.dense.build((None, self.hidden_size))
@@ -72,8 +76,9 @@ class MaskedLMHead(keras.layers.Layer):
         float32 logits `[b, P, V]`.
     """
 
-    def __init__(self, vocab_size, hidden_size, hidden_act="gelu", layer_norm_eps=1e-12, initializer_range=0.02,
-                 **kwargs):
+    def __init__(
+        self, vocab_size, hidden_size, hidden_act="gelu", layer_norm_eps=1e-12, initializer_range=0.02, **kwargs
+    ):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.hidden_size = hidden_size
@@ -81,8 +86,12 @@ class MaskedLMHead(keras.layers.Layer):
         self.layer_norm_eps = layer_norm_eps
         self.initializer_range = initializer_range
         self.activation = get_activation(hidden_act)
-        self.transform = keras.layers.Dense(hidden_size, kernel_initializer=_truncated_normal(initializer_range),
-                                            dtype=self.dtype_policy, name="transform")
+        self.transform = keras.layers.Dense(
+            hidden_size,
+            kernel_initializer=_truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="transform",
+        )
         self.layer_norm = FusedLayerNorm(epsilon=layer_norm_eps, dtype=self.dtype_policy, name="layer_norm")
 
     def build(self, input_shape=None):
@@ -92,16 +101,16 @@ class MaskedLMHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output, masked_lm_positions, embedding_table):
-        x = sequence_output                                                                # [b, P, H]
+        x = sequence_output  # [b, P, H]
         if masked_lm_positions is not None:
             x = gather_positions(sequence_output, masked_lm_positions)
-        x = self.layer_norm(self.activation(self.transform(x)))                            # [b, P, H]
+        x = self.layer_norm(self.activation(self.transform(x)))  # [b, P, H]
         # One [b*P, H] x [H, V] matmul: a broadcast batch matmul with P rows per batch element (or
         # keras.ops.einsum) is slower on CPU.
         # The table is used as stored, [V, H] (transpose_b): its gradient, [V, H] = dlogits^T x, is then one
         # matmul, where a transposed [H, V] table's needs a 30k x H transpose as well.
         batch, predictions = ops.shape(x)[0], ops.shape(x)[1]
-        table = ops.cast(embedding_table, x.dtype)                                           # [V, H]
+        table = ops.cast(embedding_table, x.dtype)  # [V, H]
         logits = tf.matmul(ops.reshape(x, (-1, self.hidden_size)), table, transpose_b=True)  # [b*P, V]
         logits = ops.cast(logits, "float32") + ops.cast(self.output_bias, "float32")
         return ops.reshape(logits, (batch, predictions, self.vocab_size))
@@ -112,8 +121,13 @@ class MaskedLMHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(vocab_size=self.vocab_size, hidden_size=self.hidden_size, hidden_act=self.hidden_act,
-                      layer_norm_eps=self.layer_norm_eps, initializer_range=self.initializer_range)
+        config.update(
+            vocab_size=self.vocab_size,
+            hidden_size=self.hidden_size,
+            hidden_act=self.hidden_act,
+            layer_norm_eps=self.layer_norm_eps,
+            initializer_range=self.initializer_range,
+        )
         return config
 
 
@@ -140,8 +154,9 @@ class LogitsHead(keras.layers.Layer):
         self.dropout = dropout
         self.initializer_range = initializer_range
         self.dropout_layer = Uint16MaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
-        self.dense = keras.layers.Dense(num_outputs, kernel_initializer=_truncated_normal(initializer_range),
-                                        dtype=self.dtype_policy, name="dense")
+        self.dense = keras.layers.Dense(
+            num_outputs, kernel_initializer=_truncated_normal(initializer_range), dtype=self.dtype_policy, name="dense"
+        )
 
     def build(self, input_shape=None):
         self.dense.build((None, self.hidden_size))
@@ -155,8 +170,12 @@ class LogitsHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_outputs=self.num_outputs, hidden_size=self.hidden_size, dropout=self.dropout,
-                      initializer_range=self.initializer_range)
+        config.update(
+            num_outputs=self.num_outputs,
+            hidden_size=self.hidden_size,
+            dropout=self.dropout,
+            initializer_range=self.initializer_range,
+        )
         return config
 
 
@@ -180,16 +199,17 @@ class SpanHead(keras.layers.Layer):
         super().__init__(**kwargs)
         self.hidden_size = hidden_size
         self.initializer_range = initializer_range
-        self.logits = LogitsHead(2, hidden_size, dropout=0.0, initializer_range=initializer_range,
-                                 dtype=self.dtype_policy, name="logits")
+        self.logits = LogitsHead(
+            2, hidden_size, dropout=0.0, initializer_range=initializer_range, dtype=self.dtype_policy, name="logits"
+        )
 
     def build(self, input_shape=None):
         self.logits.build((None, None, self.hidden_size))
         self.built = True
 
     def call(self, sequence_output, input_mask):
-        logits = self.logits(sequence_output)                                 # [b, s, 2]
-        logits += (1.0 - ops.cast(input_mask, "float32"))[..., None] * -1e4   # never predict padding
+        logits = self.logits(sequence_output)  # [b, s, 2]
+        logits += (1.0 - ops.cast(input_mask, "float32"))[..., None] * -1e4  # never predict padding
         return logits[..., 0], logits[..., 1]
 
     def compute_output_spec(self, sequence_output, input_mask):
@@ -227,8 +247,9 @@ class MultipleChoiceHead(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.dropout = dropout
         self.initializer_range = initializer_range
-        self.logits = LogitsHead(1, hidden_size, dropout=dropout, initializer_range=initializer_range,
-                                 dtype=self.dtype_policy, name="logits")
+        self.logits = LogitsHead(
+            1, hidden_size, dropout=dropout, initializer_range=initializer_range, dtype=self.dtype_policy, name="logits"
+        )
 
     def build(self, input_shape=None):
         self.logits.build((None, self.hidden_size))
@@ -242,8 +263,12 @@ class MultipleChoiceHead(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_choices=self.num_choices, hidden_size=self.hidden_size, dropout=self.dropout,
-                      initializer_range=self.initializer_range)
+        config.update(
+            num_choices=self.num_choices,
+            hidden_size=self.hidden_size,
+            dropout=self.dropout,
+            initializer_range=self.initializer_range,
+        )
         return config
 
 

@@ -44,8 +44,9 @@ class FusedLayerNorm(keras.layers.LayerNormalization):
     """
 
     def call(self, inputs):
-        last_axis_affine = (self.axis in ([-1], [len(inputs.shape) - 1]) and self.center and self.scale
-                            and not self.rms_scaling)
+        last_axis_affine = (
+            self.axis in ([-1], [len(inputs.shape) - 1]) and self.center and self.scale and not self.rms_scaling
+        )
         if not (last_axis_affine and onednn_graph()):
             return super().call(inputs)
         # bfloat16 inputs stay bfloat16: the kernel computes the statistics in float32 either way, and oneDNN's
@@ -53,20 +54,26 @@ class FusedLayerNorm(keras.layers.LayerNormalization):
         # would keep Grappler from fusing the gamma/beta ops into it).
         dtype = "bfloat16" if inputs.dtype == tf.bfloat16 and self.compute_dtype == "bfloat16" else "float32"
         x = ops.cast(inputs, dtype)
-        width = x.shape[-1]                                                              # H (static once built)
+        width = x.shape[-1]  # H (static once built)
         rows = tf.compat.v1.placeholder_with_default(tf.reshape(tf.size(x) // width, [1]), shape=[1])
         empty = tf.constant([], tf.float32)
         normalized, *_ = tf.raw_ops.FusedBatchNormV3(
-            x=tf.reshape(x, tf.concat([[1], rows, [width, 1]], axis=0)),                 # [1, rows, H, 1]
-            scale=tf.fill(rows, 1.0), offset=tf.fill(rows, 0.0), mean=empty, variance=empty,
-            epsilon=self.epsilon, data_format="NCHW", is_training=True)
+            x=tf.reshape(x, tf.concat([[1], rows, [width, 1]], axis=0)),  # [1, rows, H, 1]
+            scale=tf.fill(rows, 1.0),
+            offset=tf.fill(rows, 0.0),
+            mean=empty,
+            variance=empty,
+            epsilon=self.epsilon,
+            data_format="NCHW",
+            is_training=True,
+        )
         gamma, beta = ops.cast(self.gamma, dtype), ops.cast(self.beta, dtype)
-        outputs = beta + tf.reshape(normalized, tf.shape(x)) * gamma                     # [..., H]
+        outputs = beta + tf.reshape(normalized, tf.shape(x)) * gamma  # [..., H]
         return ops.cast(outputs, self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()
-        if not config["rms_scaling"]:   # Keras' deprecated hidden kwarg: kept only when it was set
+        if not config["rms_scaling"]:  # Keras' deprecated hidden kwarg: kept only when it was set
             del config["rms_scaling"]
         return config
 

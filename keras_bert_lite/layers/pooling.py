@@ -4,7 +4,7 @@ compute it."""
 import keras
 from keras import ops
 
-POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len")   # sentence-transformers' order when several are joined
+POOLING_MODES = ("cls", "max", "mean", "mean_sqrt_len")  # sentence-transformers' order when several are joined
 
 
 @keras.saving.register_keras_serializable(package="keras_bert_lite")
@@ -38,13 +38,15 @@ class SentencePooling(keras.layers.Layer):
 
     def call(self, sequence, input_mask):
         x = ops.cast(sequence, "float32")
-        mask = ops.cast(input_mask, "float32")[:, :, None]                     # [b, s, 1]
-        count = ops.maximum(ops.sum(mask, axis=1), 1e-9)                        # [b, 1]
-        total = ops.sum(x * mask, axis=1)                                       # [b, H]
-        pooled = {"cls": lambda: x[:, 0],
-                  "max": lambda: ops.max(x * mask + (mask - 1.0) * 1e9, axis=1),
-                  "mean": lambda: total / count,
-                  "mean_sqrt_len": lambda: total / ops.sqrt(count)}
+        mask = ops.cast(input_mask, "float32")[:, :, None]  # [b, s, 1]
+        count = ops.maximum(ops.sum(mask, axis=1), 1e-9)  # [b, 1]
+        total = ops.sum(x * mask, axis=1)  # [b, H]
+        pooled = {
+            "cls": lambda: x[:, 0],
+            "max": lambda: ops.max(x * mask + (mask - 1.0) * 1e9, axis=1),
+            "mean": lambda: total / count,
+            "mean_sqrt_len": lambda: total / ops.sqrt(count),
+        }
         out = ops.concatenate([pooled[mode]() for mode in self.modes], axis=-1)
         if self.normalize:
             out = out / ops.maximum(ops.sqrt(ops.sum(out * out, axis=-1, keepdims=True)), 1e-12)

@@ -7,12 +7,13 @@ from keras_bert_lite.layers import SentencePooling
 from keras_bert_lite.models.encoder import encoder_inputs
 from keras_bert_lite.models.introspect import encoder_and_config
 
-EMBEDDINGS = "embeddings"    # the output's name, in exports too
-POOLING = "pooling"          # the pooling layer's name
+EMBEDDINGS = "embeddings"  # the output's name, in exports too
+POOLING = "pooling"  # the pooling layer's name
 
 
-def build_embedder(config_or_encoder, pooling="mean", layers=(-1,), normalize: bool = False,
-                   name: str = "embedder") -> keras.Model:
+def build_embedder(
+    config_or_encoder, pooling="mean", layers=(-1,), normalize: bool = False, name: str = "embedder"
+) -> keras.Model:
     """A model from the three encoder inputs to one float32 vector per text, `[batch, D]`.
 
     Args:
@@ -30,14 +31,16 @@ def build_embedder(config_or_encoder, pooling="mean", layers=(-1,), normalize: b
     layers = tuple(layers)
     wrong = [i for i in layers if not -config.num_layers <= i < config.num_layers]
     if not layers or wrong:
-        raise ValueError(f"layers must index the encoder's {config.num_layers} blocks (-1: the last), got "
-                         f"{list(layers)}.")
+        raise ValueError(
+            f"layers must index the encoder's {config.num_layers} blocks (-1: the last), got {list(layers)}."
+        )
     inputs = encoder_inputs()
     blocks = encoder(inputs)["encoder_outputs"]
     features = [blocks[i] for i in layers]
     sequence = features[0] if len(features) == 1 else keras.layers.Concatenate(name="layers")(features)
     pooled = SentencePooling(pooling, normalize=normalize, dtype="float32", name=POOLING)(
-        sequence, inputs["input_mask"])
+        sequence, inputs["input_mask"]
+    )
     return keras.Model(inputs, pooled, name=name)
 
 
@@ -50,8 +53,8 @@ def pools_last_block(embedder: keras.Model) -> bool:
     """Whether `embedder` (`build_embedder`'s, also after a `.keras` round trip) pools the encoder's last block
     alone (`layers=(-1,)`), the one pipeline sentence-transformers' Transformer + Pooling modules can express."""
     sequence = embedder.get_layer(POOLING).input[0]
-    history = sequence._keras_history            # (operation, node, tensor): which output of which layer
+    history = sequence._keras_history  # (operation, node, tensor): which output of which layer
     encoder = embedder.get_layer("encoder")
-    if history.operation is not encoder:         # a Concatenate of several blocks
+    if history.operation is not encoder:  # a Concatenate of several blocks
         return False
     return keras.tree.flatten(encoder.output)[history.tensor_index] is encoder.output["sequence_output"]

@@ -30,18 +30,29 @@ def build_encoder(config: BertConfig, name: str = "encoder") -> keras.Model:
 
     # ---- Embeddings: word + position + segment.
     x = BertEmbeddings(
-        config.vocab_size, config.hidden_size, config.max_position_embeddings, config.type_vocab_size,
-        initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps,
-        dropout=config.hidden_dropout, name="embeddings",
+        config.vocab_size,
+        config.hidden_size,
+        config.max_position_embeddings,
+        config.type_vocab_size,
+        initializer_range=config.initializer_range,
+        layer_norm_eps=config.layer_norm_eps,
+        dropout=config.hidden_dropout,
+        name="embeddings",
     )(inputs["input_word_ids"], inputs["input_type_ids"])
 
     # ---- Transformer blocks.
     encoder_outputs = []
     for i in range(config.num_layers):
         x = TransformerEncoderBlock(
-            config.hidden_size, config.num_heads, config.intermediate_size, hidden_act=config.hidden_act,
-            hidden_dropout=config.hidden_dropout, attention_dropout=config.attention_dropout,
-            initializer_range=config.initializer_range, layer_norm_eps=config.layer_norm_eps, name=f"layer_{i}",
+            config.hidden_size,
+            config.num_heads,
+            config.intermediate_size,
+            hidden_act=config.hidden_act,
+            hidden_dropout=config.hidden_dropout,
+            attention_dropout=config.attention_dropout,
+            initializer_range=config.initializer_range,
+            layer_norm_eps=config.layer_norm_eps,
+            name=f"layer_{i}",
         )(x, inputs["input_mask"])
         encoder_outputs.append(x)
 

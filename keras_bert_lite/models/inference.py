@@ -6,8 +6,7 @@ from keras_bert_lite._cpu_kernels import usable_cores, visible_device_types
 from keras_bert_lite.xla import use_xla
 
 
-def inference_function(model, outputs=None, parts: int = None, jit_compile: bool | None = None,
-                       input_signature=None):
+def inference_function(model, outputs=None, parts: int = None, jit_compile: bool | None = None, input_signature=None):
     """Returns a `tf.function` computing `model(inputs, training=False)`, faster on CPUs.
 
     TensorFlow runs each op on all cores (intra-op threads), which BERT's many small ops (softmax, LayerNorm,
@@ -47,15 +46,15 @@ def inference_function(model, outputs=None, parts: int = None, jit_compile: bool
         if parts == 1:
             return select(model(inputs, training=False))
         batch = tf.shape(tf.nest.flatten(inputs)[0])[0]
-        bounds = [batch * i // parts for i in range(parts + 1)]                    # slice i: [bounds[i], bounds[i+1])
-        results = [select(model(tf.nest.map_structure(lambda t, i=i: t[bounds[i]:bounds[i + 1]], inputs),
-                                training=False))
-                   for i in range(parts)]
+        bounds = [batch * i // parts for i in range(parts + 1)]  # slice i: [bounds[i], bounds[i+1])
+        results = [
+            select(model(tf.nest.map_structure(lambda t, i=i: t[bounds[i] : bounds[i + 1]], inputs), training=False))
+            for i in range(parts)
+        ]
         return tf.nest.map_structure(lambda *slices: tf.concat(slices, axis=0), *results)
 
     # Graph code (Python branches only): traced without autograph, which would rewrite the source first.
-    return tf.function(forward, jit_compile=use_xla(jit_compile), input_signature=input_signature,
-                       autograph=False)
+    return tf.function(forward, jit_compile=use_xla(jit_compile), input_signature=input_signature, autograph=False)
 
 
 def by_length_slices(model, inputs: dict, parts: int | None = None):
@@ -75,13 +74,13 @@ def by_length_slices(model, inputs: dict, parts: int | None = None):
         The model's output, `[b, ...]`.
     """
     parts = _default_parts() if parts is None else parts
-    lengths = tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=1)             # [b]
+    lengths = tf.reduce_sum(tf.cast(inputs["input_mask"], tf.int32), axis=1)  # [b]
     order = tf.argsort(lengths, stable=True)
     batch = tf.shape(order)[0]
     outputs = []
     for i in range(parts):
-        rows = order[batch * i // parts: batch * (i + 1) // parts]
-        width = tf.maximum(tf.reduce_max(tf.gather(lengths, rows)), 1)        # an empty slice gets width 1
+        rows = order[batch * i // parts : batch * (i + 1) // parts]
+        width = tf.maximum(tf.reduce_max(tf.gather(lengths, rows)), 1)  # an empty slice gets width 1
         outputs.append(model({name: tf.gather(t, rows)[:, :width] for name, t in inputs.items()}, training=False))
     return tf.gather(tf.concat(outputs, axis=0), tf.argsort(order))
 
@@ -120,4 +119,5 @@ def dataset_predictor(model, jit_compile: bool | None = None):
             relaxed = tf.nest.map_structure(lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype), spec)
             steps[key] = inference_function(model, jit_compile=jit_compile, input_signature=[relaxed])
         return [tf.nest.map_structure(lambda t: t.numpy(), steps[key](x)) for x, *_ in dataset]
+
     return predict

@@ -17,15 +17,24 @@ def encoder_config(encoder: keras.Model) -> BertConfig:
         emb = encoder.get_layer("embeddings").get_config()
         block = encoder.get_layer("layer_0").get_config()
     except ValueError:
-        raise ValueError(f"Model {encoder.name!r} is not a keras_bert_lite encoder (no 'embeddings'/'layer_0' "
-                         "layers); build one with keras_bert_lite.build_encoder.") from None
+        raise ValueError(
+            f"Model {encoder.name!r} is not a keras_bert_lite encoder (no 'embeddings'/'layer_0' "
+            "layers); build one with keras_bert_lite.build_encoder."
+        ) from None
     num_layers = sum(1 for layer in encoder.layers if layer.name.startswith("layer_"))
     return BertConfig(
-        vocab_size=emb["vocab_size"], hidden_size=emb["hidden_size"], num_layers=num_layers,
-        num_heads=block["num_heads"], intermediate_size=block["intermediate_size"], hidden_act=block["hidden_act"],
-        hidden_dropout=block["hidden_dropout"], attention_dropout=block["attention_dropout"],
-        max_position_embeddings=emb["max_position_embeddings"], type_vocab_size=emb["type_vocab_size"],
-        initializer_range=emb["initializer_range"], layer_norm_eps=emb["layer_norm_eps"],
+        vocab_size=emb["vocab_size"],
+        hidden_size=emb["hidden_size"],
+        num_layers=num_layers,
+        num_heads=block["num_heads"],
+        intermediate_size=block["intermediate_size"],
+        hidden_act=block["hidden_act"],
+        hidden_dropout=block["hidden_dropout"],
+        attention_dropout=block["attention_dropout"],
+        max_position_embeddings=emb["max_position_embeddings"],
+        type_vocab_size=emb["type_vocab_size"],
+        initializer_range=emb["initializer_range"],
+        layer_norm_eps=emb["layer_norm_eps"],
     )
 
 

@@ -29,24 +29,25 @@ def masked_lm_cross_entropy(labels, logits):
         `(cross_entropy, hits)`, both float32 `[...]` (`hits` is 1.0 or 0.0 and has no gradient).
     """
     vocab_size = tf.shape(logits)[-1]
-    ce, hits = _cross_entropy_and_hits(tf.reshape(tf.cast(logits, tf.float32), [-1, vocab_size]),
-                                       tf.reshape(tf.cast(labels, tf.int32), [-1]))
+    ce, hits = _cross_entropy_and_hits(
+        tf.reshape(tf.cast(logits, tf.float32), [-1, vocab_size]), tf.reshape(tf.cast(labels, tf.int32), [-1])
+    )
     return tf.reshape(ce, tf.shape(labels)), tf.reshape(hits, tf.shape(labels))
 
 
 @tf.custom_gradient
 def _cross_entropy_and_hits(logits, labels):
     """logits `[n, V]`, labels `[n]` -> (cross-entropy `[n]`, hits `[n]`)."""
-    probs = tf.nn.softmax(logits)                                                     # [n, V]
-    label_logit = tf.gather(logits, labels, batch_dims=1)                             # [n]
-    row_max = tf.reduce_max(logits, axis=-1)                                          # [n]
+    probs = tf.nn.softmax(logits)  # [n, V]
+    label_logit = tf.gather(logits, labels, batch_dims=1)  # [n]
+    row_max = tf.reduce_max(logits, axis=-1)  # [n]
     ce = row_max - tf.math.log(tf.reduce_max(probs, axis=-1)) - label_logit
     hits = tf.cast(label_logit >= row_max, tf.float32)
 
     def grad(d_ce, d_hits):
-        del d_hits                                                                    # a count: no gradient
+        del d_hits  # a count: no gradient
         rows = tf.range(tf.shape(labels)[0])
-        d_logits = probs * d_ce[:, None]                                              # [n, V]
+        d_logits = probs * d_ce[:, None]  # [n, V]
         return tf.tensor_scatter_nd_sub(d_logits, tf.stack([rows, labels], axis=1), d_ce), None
 
     return (ce, hits), grad

@@ -17,9 +17,9 @@ def mask_positions(input_word_ids: tf.Tensor, mask_id: int) -> tf.Tensor:
         input_word_ids: int32 `[b, s]` packed ids.
         mask_id: the vocabulary's mask token id.
     """
-    is_mask = tf.equal(input_word_ids, mask_id)                                           # [b, s]
+    is_mask = tf.equal(input_word_ids, mask_id)  # [b, s]
     columns = tf.broadcast_to(tf.range(tf.shape(input_word_ids)[1]), tf.shape(input_word_ids))
-    return tf.ragged.boolean_mask(columns, is_mask).to_tensor(default_value=-1)           # [b, M]
+    return tf.ragged.boolean_mask(columns, is_mask).to_tensor(default_value=-1)  # [b, M]
 
 
 def masked_token_predictions(pretrainer, features: dict, mask_id: int, top_k: int) -> dict[str, tf.Tensor]:
@@ -36,10 +36,13 @@ def masked_token_predictions(pretrainer, features: dict, mask_id: int, top_k: in
         `token_ids` int32 and `scores` float32 `[b, M, top_k]`, `mask_positions` int32 `[b, M]` (M: the most mask
         tokens in a row of the batch); a row's slots beyond its own masks hold -1, 0.0 and -1.
     """
-    positions = mask_positions(features["input_word_ids"], mask_id)                          # [b, M]
+    positions = mask_positions(features["input_word_ids"], mask_id)  # [b, M]
     inputs = {**features, "masked_lm_positions": tf.maximum(positions, 0)}
-    logits = pretrainer(inputs, training=False)["mlm_logits"]                                # [b, M, V]
+    logits = pretrainer(inputs, training=False)["mlm_logits"]  # [b, M, V]
     scores, token_ids = tf.math.top_k(tf.nn.softmax(tf.cast(logits, tf.float32)), k=top_k)  # [b, M, k]
     real = (positions >= 0)[..., None]
-    return {"token_ids": tf.where(real, token_ids, -1), "scores": tf.where(real, scores, 0.0),
-            "mask_positions": positions}
+    return {
+        "token_ids": tf.where(real, token_ids, -1),
+        "scores": tf.where(real, scores, 0.0),
+        "mask_positions": positions,
+    }

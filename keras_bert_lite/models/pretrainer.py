@@ -41,20 +41,25 @@ class BertPretrainer(keras.Model):
 
         # ---- Masked LM, computed at masked_lm_positions only, output projection tied to the word table.
         mlm_logits = MaskedLMHead(
-            config.vocab_size, config.hidden_size, hidden_act=config.hidden_act,
-            layer_norm_eps=config.layer_norm_eps, initializer_range=config.initializer_range, name="masked_lm",
+            config.vocab_size,
+            config.hidden_size,
+            hidden_act=config.hidden_act,
+            layer_norm_eps=config.layer_norm_eps,
+            initializer_range=config.initializer_range,
+            name="masked_lm",
         )(outputs["sequence_output"], inputs["masked_lm_positions"], encoder.get_layer("embeddings").word_embeddings)
 
         # ---- Next sentence: 2-way on the pooled [CLS] vector (no dropout, as in the original).
-        nsp_logits = LogitsHead(2, config.hidden_size, dropout=0.0, initializer_range=config.initializer_range,
-                                name="next_sentence")(outputs["pooled_output"])
+        nsp_logits = LogitsHead(
+            2, config.hidden_size, dropout=0.0, initializer_range=config.initializer_range, name="next_sentence"
+        )(outputs["pooled_output"])
 
         super().__init__(inputs=inputs, outputs={"mlm_logits": mlm_logits, "nsp_logits": nsp_logits}, **kwargs)
         self.encoder = encoder
         self.num_layers = config.num_layers
         self.mlm_loss_metric = keras.metrics.Mean(name="mlm_loss")
         self.nsp_loss_metric = keras.metrics.Mean(name="nsp_loss")
-        self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")   # weighted mean of the hits
+        self.mlm_accuracy = keras.metrics.Mean(name="mlm_accuracy")  # weighted mean of the hits
         self.nsp_accuracy = keras.metrics.SparseCategoricalAccuracy(name="nsp_accuracy")
 
     def call(self, inputs, training=None, mask=None):
@@ -67,24 +72,28 @@ class BertPretrainer(keras.Model):
         """
         inputs = {name: ops.cast(inputs[name], "int32") for name in (*INPUT_NAMES, "masked_lm_positions")}
         input_mask, positions = inputs["input_mask"], inputs["masked_lm_positions"]
-        x = self.encoder.get_layer("embeddings")(inputs["input_word_ids"], inputs["input_type_ids"],
-                                                 training=training)                         # [b, s, H]
+        x = self.encoder.get_layer("embeddings")(
+            inputs["input_word_ids"], inputs["input_type_ids"], training=training
+        )  # [b, s, H]
         for i in range(self.num_layers - 1):
-            x = self.encoder.get_layer(f"layer_{i}")(x, input_mask, training=training)      # [b, s, H]
+            x = self.encoder.get_layer(f"layer_{i}")(x, input_mask, training=training)  # [b, s, H]
         cls_and_masked = ops.concatenate([ops.zeros((ops.shape(positions)[0], 1), "int32"), positions], axis=1)
         x = self.encoder.get_layer(f"layer_{self.num_layers - 1}")(
-            x, input_mask, output_positions=cls_and_masked, training=training)             # [b, 1 + P, H]
+            x, input_mask, output_positions=cls_and_masked, training=training
+        )  # [b, 1 + P, H]
         mlm_logits = self.get_layer("masked_lm")(
-            x[:, 1:], None, self.encoder.get_layer("embeddings").word_embeddings)           # [b, P, V]
-        nsp_logits = self.get_layer("next_sentence")(self.encoder.get_layer("pooler")(x))   # [b, 2]
+            x[:, 1:], None, self.encoder.get_layer("embeddings").word_embeddings
+        )  # [b, P, V]
+        nsp_logits = self.get_layer("next_sentence")(self.encoder.get_layer("pooler")(x))  # [b, 2]
         return {"mlm_logits": mlm_logits, "nsp_logits": nsp_logits}
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """This replica's share of the global pretraining loss (shares sum to the loss over all replicas)."""
-        weights = ops.cast(y["masked_lm_weights"], "float32")                                  # [b, P]
+        weights = ops.cast(y["masked_lm_weights"], "float32")  # [b, P]
         mlm_ce, mlm_hits = masked_lm_cross_entropy(y["masked_lm_ids"], y_pred["mlm_logits"])  # [b, P] each
-        nsp_ce = keras.losses.sparse_categorical_crossentropy(y["next_sentence_labels"], y_pred["nsp_logits"],
-                                                              from_logits=True)              # [b]
+        nsp_ce = keras.losses.sparse_categorical_crossentropy(
+            y["next_sentence_labels"], y_pred["nsp_logits"], from_logits=True
+        )  # [b]
         total_weight = _sum_over_replicas(ops.sum(weights))
         batch = _sum_over_replicas(ops.cast(ops.shape(nsp_ce)[0], "float32"))
         mlm_loss = ops.sum(mlm_ce * weights) / (total_weight + 1e-5)
@@ -97,8 +106,11 @@ class BertPretrainer(keras.Model):
         return mlm_loss + nsp_loss
 
     def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder), "name": self.name,
-                "trainable": self.trainable}
+        return {
+            "encoder": keras.saving.serialize_keras_object(self.encoder),
+            "name": self.name,
+            "trainable": self.trainable,
+        }
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

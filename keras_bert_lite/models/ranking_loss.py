@@ -24,7 +24,7 @@ def in_batch_ranking_loss(anchors, positives, scale: float = 20.0):
     Returns:
         float32 `[n]`: `-log softmax_j(scale * cos(anchor_i, positive_j))[i]`.
     """
-    logits = scale * ops.matmul(_unit(anchors), ops.transpose(_unit(positives)))          # [n, n]
+    logits = scale * ops.matmul(_unit(anchors), ops.transpose(_unit(positives)))  # [n, n]
     targets = ops.arange(ops.shape(logits)[0])
     return keras.losses.sparse_categorical_crossentropy(targets, logits, from_logits=True)
 
@@ -48,14 +48,15 @@ class MultipleNegativesRankingLoss(keras.losses.Loss):
         name, reduction: as for `keras.losses.Loss` (the default averages over the n pairs).
     """
 
-    def __init__(self, scale: float = 20.0, name: str = "multiple_negatives_ranking",
-                 reduction: str = "sum_over_batch_size"):
+    def __init__(
+        self, scale: float = 20.0, name: str = "multiple_negatives_ranking", reduction: str = "sum_over_batch_size"
+    ):
         super().__init__(name=name, reduction=reduction)
         self.scale = scale
 
     def call(self, y_true, y_pred):
         del y_true
-        pairs = ops.reshape(y_pred, (-1, 2, ops.shape(y_pred)[-1]))                        # [n, 2, D]
+        pairs = ops.reshape(y_pred, (-1, 2, ops.shape(y_pred)[-1]))  # [n, 2, D]
         return in_batch_ranking_loss(pairs[:, 0], pairs[:, 1], self.scale)
 
     def get_config(self):

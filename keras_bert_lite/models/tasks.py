@@ -19,8 +19,9 @@ def _dropout(dropout: float | None, config: BertConfig) -> float:
     return config.hidden_dropout if dropout is None else dropout
 
 
-def build_classifier(config_or_encoder, num_classes: int, dropout: float | None = None,
-                     name: str = "classifier") -> keras.Model:
+def build_classifier(
+    config_or_encoder, num_classes: int, dropout: float | None = None, name: str = "classifier"
+) -> keras.Model:
     """Sequence (pair) classification on the pooled [CLS] vector: logits `[b, num_classes]`.
 
     `num_classes=1` makes a regression model (STS-B): its single output is the score.
@@ -30,19 +31,30 @@ def build_classifier(config_or_encoder, num_classes: int, dropout: float | None 
     encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
     pooled = encoder(inputs)["pooled_output"]
-    logits = LogitsHead(num_classes, config.hidden_size, dropout=_dropout(dropout, config),
-                        initializer_range=config.initializer_range, name="logits")(pooled)
+    logits = LogitsHead(
+        num_classes,
+        config.hidden_size,
+        dropout=_dropout(dropout, config),
+        initializer_range=config.initializer_range,
+        name="logits",
+    )(pooled)
     return keras.Model(inputs, logits, name=name)
 
 
-def build_token_classifier(config_or_encoder, num_classes: int, dropout: float | None = None,
-                           name: str = "token_classifier") -> keras.Model:
+def build_token_classifier(
+    config_or_encoder, num_classes: int, dropout: float | None = None, name: str = "token_classifier"
+) -> keras.Model:
     """Per-token classification (NER): logits `[b, s, num_classes]`."""
     encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
     sequence = encoder(inputs)["sequence_output"]
-    logits = LogitsHead(num_classes, config.hidden_size, dropout=_dropout(dropout, config),
-                        initializer_range=config.initializer_range, name="logits")(sequence)
+    logits = LogitsHead(
+        num_classes,
+        config.hidden_size,
+        dropout=_dropout(dropout, config),
+        initializer_range=config.initializer_range,
+        name="logits",
+    )(sequence)
     return keras.Model(inputs, logits, name=name)
 
 
@@ -51,18 +63,25 @@ def build_span_labeler(config_or_encoder, name: str = "span_labeler") -> keras.M
     encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
     sequence = encoder(inputs)["sequence_output"]
-    start, end = SpanHead(config.hidden_size, initializer_range=config.initializer_range,
-                          name="span")(sequence, inputs["input_mask"])
+    start, end = SpanHead(config.hidden_size, initializer_range=config.initializer_range, name="span")(
+        sequence, inputs["input_mask"]
+    )
     return keras.Model(inputs, {"start_logits": start, "end_logits": end}, name=name)
 
 
-def build_multiple_choice(config_or_encoder, num_choices: int, dropout: float | None = None,
-                          name: str = "multiple_choice") -> keras.Model:
+def build_multiple_choice(
+    config_or_encoder, num_choices: int, dropout: float | None = None, name: str = "multiple_choice"
+) -> keras.Model:
     """SWAG-style multiple choice. Inputs are `[b, num_choices, s]`; output logits `[b, num_choices]`."""
     encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs(prefix_shape=(num_choices,))
     fold = FoldChoices(name="fold_choices")
-    pooled = encoder({key: fold(inputs[key]) for key in INPUT_NAMES})["pooled_output"]   # [b * C, H]
-    logits = MultipleChoiceHead(num_choices, config.hidden_size, dropout=_dropout(dropout, config),
-                                initializer_range=config.initializer_range, name="choice_logits")(pooled)
+    pooled = encoder({key: fold(inputs[key]) for key in INPUT_NAMES})["pooled_output"]  # [b * C, H]
+    logits = MultipleChoiceHead(
+        num_choices,
+        config.hidden_size,
+        dropout=_dropout(dropout, config),
+        initializer_range=config.initializer_range,
+        name="choice_logits",
+    )(pooled)
     return keras.Model(inputs, logits, name=name)

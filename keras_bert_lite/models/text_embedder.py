@@ -25,7 +25,7 @@ from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.utils.bounds import check_argument
 
 DEFAULT_BATCH_SIZE = 64
-TOKENS_PER_TEXT = 32        # a batch holds at most batch_size * this many tokens, padding included
+TOKENS_PER_TEXT = 32  # a batch holds at most batch_size * this many tokens, padding included
 
 
 class TextEmbedder:
@@ -44,11 +44,17 @@ class TextEmbedder:
         ValueError: seq_length or batch_size out of range; a casing that contradicts the vocabulary's.
     """
 
-    def __init__(self, model, vocab: Vocab | str, seq_length: int | None = None,
-                 batch_size: int = DEFAULT_BATCH_SIZE, lower_case: bool | None = None):
+    def __init__(
+        self,
+        model,
+        vocab: Vocab | str,
+        seq_length: int | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        lower_case: bool | None = None,
+    ):
         positions = max_positions(model.get_layer("encoder"))
         self.seq_length = seq_length or positions
-        check_argument("seq_length", self.seq_length, minimum=3, maximum=positions)    # the model's positions
+        check_argument("seq_length", self.seq_length, minimum=3, maximum=positions)  # the model's positions
         check_argument("batch_size", batch_size, minimum=1)
         self.model, self.batch_size = model, batch_size
         self.tokenizer = BertTokenizer(vocab, lower_case=lower_case)
@@ -56,8 +62,11 @@ class TextEmbedder:
         self.dimension = int(model.output.shape[-1])
         forward = inference_function(model)
         # One trace, packing included, for every batch size and padded length.
-        self._step = tf.function(lambda ids: forward(self.packer(ids)), autograph=False,
-                                 input_signature=[tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)])
+        self._step = tf.function(
+            lambda ids: forward(self.packer(ids)),
+            autograph=False,
+            input_signature=[tf.RaggedTensorSpec([None, None], tf.int32, ragged_rank=1)],
+        )
 
     def __call__(self, texts) -> np.ndarray:
         """float32 `[len(texts), D]`: the vector of each text (a list of str), in order."""
@@ -76,7 +85,7 @@ class TextEmbedder:
         """
         vectors = np.zeros([int(ids.nrows()), self.dimension], np.float32)
         order = length_order(ids)
-        ids = tf.gather(tf.cast(ids[:, :self.seq_length - 2], tf.int32), order)
+        ids = tf.gather(tf.cast(ids[:, : self.seq_length - 2], tf.int32), order)
         for start, end in self.batches(ids.row_lengths().numpy()):
             vectors[order[start:end]] = self._step(ids[start:end]).numpy()
             if on_batch is not None:
@@ -94,8 +103,8 @@ class TextEmbedder:
         padded = np.asarray(self.packer.padded_lengths)[np.searchsorted(self.packer.padded_lengths, lengths + 2)]
         budget, bounds, start = self.batch_size * TOKENS_PER_TEXT, [], 0
         while start < len(lengths):
-            fits = np.arange(1, self.batch_size + 1)[:len(lengths) - start] * padded[start:start + self.batch_size]
-            end = start + max(1, int(np.sum(fits <= budget)))       # fits is ascending: the batches that fit lead
+            fits = np.arange(1, self.batch_size + 1)[: len(lengths) - start] * padded[start : start + self.batch_size]
+            end = start + max(1, int(np.sum(fits <= budget)))  # fits is ascending: the batches that fit lead
             bounds.append((start, end))
             start = end
         return bounds

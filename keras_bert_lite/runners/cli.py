@@ -38,11 +38,13 @@ from keras_bert_lite.utils.cli import exit_on_interrupt
 
 # TensorFlow's lines that tell the user nothing: absl's pre-init notice, C++ INFO lines (the start-up ones, XLA's),
 # the CPU feature notice's second line, and the failed cuInit of a machine without a GPU (an ERROR line).
-NOISE = re.compile(rb"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-                   rb"|I\d{4} |To enable the following instructions: "
-                   rb"|E\d{4} [^\]]*cuda_platform\.cc:\d+\] failed call to cuInit)")
+NOISE = re.compile(
+    rb"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    rb"|I\d{4} |To enable the following instructions: "
+    rb"|E\d{4} [^\]]*cuda_platform\.cc:\d+\] failed call to cuInit)"
+)
 QUIET_LOGGERS = {"tensorflow": logging.ERROR, "absl": logging.WARNING}
-_DRAIN_SECONDS = 10         # the most a command waits at its end for the filter to pass on what it holds
+_DRAIN_SECONDS = 10  # the most a command waits at its end for the filter to pass on what it holds
 
 
 def _wants_everything(argv) -> bool:
@@ -53,7 +55,7 @@ def _wants_everything(argv) -> bool:
 def quiet_output(tf_text: bool = True):
     """Inside the block, TensorFlow (imported here, with tensorflow_text when installed and `tf_text`) writes none
     of its noise to stderr (module docstring)."""
-    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"       # C++ INFO and WARNING lines, where TensorFlow's logging reads it
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"  # C++ INFO and WARNING lines, where TensorFlow's logging reads it
     with filtered_stderr():
         _import_tensorflow(tf_text)
         for name, level in QUIET_LOGGERS.items():
@@ -88,7 +90,7 @@ def filtered_stderr(noise: re.Pattern = NOISE):
         yield
     finally:
         sys.stderr.flush()
-        os.dup2(real, 2)            # the pipe's last writer (but children's) closes: the filter reads to its end
+        os.dup2(real, 2)  # the pipe's last writer (but children's) closes: the filter reads to its end
         wait()
         sys.stderr = saved
 
@@ -134,7 +136,7 @@ def _write_all(fd: int, data: bytes) -> None:
     """Writes all of `data`; if `fd` is gone (a closed terminal), drops it, so that the pipe is still drained."""
     try:
         while data:
-            data = data[os.write(fd, data):]
+            data = data[os.write(fd, data) :]
     except OSError:
         pass
 

@@ -48,27 +48,65 @@ _EMBEDDER = "pooling overrides (default: the checkpoint's pooling and normalisat
 class EmbedJob(CommandJob):
     """The settings of kbl-embed (one flag each)."""
 
-    model: str = flag("", "a sentence-transformers directory, Hugging Face directory or name, TF1 checkpoint, "
-                      "keras_bert_lite run directory or .keras embedder", group="model", required=True)
+    model: str = flag(
+        "",
+        "a sentence-transformers directory, Hugging Face directory or name, TF1 checkpoint, "
+        "keras_bert_lite run directory or .keras embedder",
+        group="model",
+        required=True,
+    )
     vocab: str = redefault(FillMaskJob, "vocab", "")
     lower_case: bool | None = redefault(FillMaskJob, "lower_case", None)
-    seq_length: int | None = flag(None, "the longest input in tokens, [CLS] and [SEP] included; longer texts are cut "
-                                  "(default: the checkpoint's sentence-transformers max_seq_length, else the "
-                                  "model's position table)", group="model", type=int, minimum=3)
-    batch_size: int = flag(DEFAULT_BATCH_SIZE, f"the most texts per model call, batched by length (a batch of long "
-                           f"texts holds fewer: at most batch_size * {TOKENS_PER_TEXT} tokens, padding included)",
-                           group="model", type=int, minimum=1, maximum=4096)
-    input: str = flag("", "the texts: .txt (one per line) or .tsv/.csv/.jsonl (--text_column), plain or compressed",
-                      group="data", required=True)
+    seq_length: int | None = flag(
+        None,
+        "the longest input in tokens, [CLS] and [SEP] included; longer texts are cut "
+        "(default: the checkpoint's sentence-transformers max_seq_length, else the "
+        "model's position table)",
+        group="model",
+        type=int,
+        minimum=3,
+    )
+    batch_size: int = flag(
+        DEFAULT_BATCH_SIZE,
+        f"the most texts per model call, batched by length (a batch of long "
+        f"texts holds fewer: at most batch_size * {TOKENS_PER_TEXT} tokens, padding included)",
+        group="model",
+        type=int,
+        minimum=1,
+        maximum=4096,
+    )
+    input: str = flag(
+        "",
+        "the texts: .txt (one per line) or .tsv/.csv/.jsonl (--text_column), plain or compressed",
+        group="data",
+        required=True,
+    )
     text_column: str = flag("text", "the column (.tsv/.csv) or field (.jsonl) holding the texts", group="data")
     skip_bad_rows: bool = redefault(FinetuneJob, "skip_bad_rows", False)
     pooling: str = flag("", "how token vectors become the text's vector", group=_EMBEDDER, choices=POOLING_MODES)
-    normalize: bool | None = flag(None, "true: divide each vector by its L2 norm (cosine = dot product)",
-                                  group=_EMBEDDER, type=true_or_false, metavar="true|false")
-    layers: tuple = flag((), "the blocks pooled, concatenated (-1: the last), e.g. --layers=-4,-3,-2,-1",
-                         group=_EMBEDDER, type=distinct_integers, metavar="N[,N]", minimum=-64, maximum=63)
-    output: tuple = flag((), "files to write: .npy (float32 [texts, D]) and/or .jsonl (line, text, embedding)",
-                         group="output", nargs="+", required=True)
+    normalize: bool | None = flag(
+        None,
+        "true: divide each vector by its L2 norm (cosine = dot product)",
+        group=_EMBEDDER,
+        type=true_or_false,
+        metavar="true|false",
+    )
+    layers: tuple = flag(
+        (),
+        "the blocks pooled, concatenated (-1: the last), e.g. --layers=-4,-3,-2,-1",
+        group=_EMBEDDER,
+        type=distinct_integers,
+        metavar="N[,N]",
+        minimum=-64,
+        maximum=63,
+    )
+    output: tuple = flag(
+        (),
+        "files to write: .npy (float32 [texts, D]) and/or .jsonl (line, text, embedding)",
+        group="output",
+        nargs="+",
+        required=True,
+    )
     quiet: bool = redefault(RunJob, "quiet", False)
 
     def check(self) -> None:
@@ -76,11 +114,14 @@ class EmbedJob(CommandJob):
         super().check()
         wrong = [path for path in self.output if not path.endswith(OUTPUT_SUFFIXES)]
         if wrong:
-            raise SettingsError(f"--output {wrong[0]}: give a file ending in .npy (float32 vectors) or .jsonl (one "
-                                "JSON object per text).")
+            raise SettingsError(
+                f"--output {wrong[0]}: give a file ending in .npy (float32 vectors) or .jsonl (one "
+                "JSON object per text)."
+            )
         if self.text_column != "text" and is_text_lines(self.input):
-            raise SettingsError(f"--text_column is for a .tsv/.csv/.jsonl --input; {self.input} holds one text per "
-                                "line.")
+            raise SettingsError(
+                f"--text_column is for a .tsv/.csv/.jsonl --input; {self.input} holds one text per line."
+            )
 
     def overrides(self) -> bool:
         return bool(self.pooling or self.layers) or self.normalize is not None
@@ -92,8 +133,9 @@ def check_output(path: str, job: EmbedJob) -> None:
     if os.path.isdir(path):
         raise SettingsError(f"--output {path}: is a directory; name a file in it, e.g. {os.path.join(path, 'x.npy')}.")
     if os.path.isfile(path) and os.path.isfile(job.input) and os.path.samefile(path, job.input):
-        raise SettingsError(f"--output {path}: is the --input file, which writing the vectors would overwrite; give "
-                            "another --output.")
+        raise SettingsError(
+            f"--output {path}: is the --input file, which writing the vectors would overwrite; give another --output."
+        )
     parent = os.path.dirname(os.path.abspath(path))
     while not os.path.exists(parent):
         parent = os.path.dirname(parent)
@@ -109,8 +151,12 @@ def embedder_model(job: EmbedJob) -> keras.Model:
     pooling = model.get_layer(POOLING)
     normalize = pooling.normalize if job.normalize is None else job.normalize
     try:
-        return build_embedder(model.get_layer("encoder"), pooling=job.pooling or pooling.modes,
-                              layers=job.layers or (-1,), normalize=normalize)
+        return build_embedder(
+            model.get_layer("encoder"),
+            pooling=job.pooling or pooling.modes,
+            layers=job.layers or (-1,),
+            normalize=normalize,
+        )
     except ValueError as error:
         raise SettingsError(f"--layers {','.join(map(str, job.layers))}: {error}") from None
 
@@ -122,8 +168,10 @@ def seq_length(job: EmbedJob, model: keras.Model) -> int:
     settings = embedding_settings(job.model)
     length = job.seq_length or (settings and settings.max_seq_length) or positions
     if length > positions:
-        raise SettingsError(f"--seq_length {length} is longer than the {positions} positions of the model (--model "
-                            f"{job.model}: max_position_embeddings): pass --seq_length {positions} or less.")
+        raise SettingsError(
+            f"--seq_length {length} is longer than the {positions} positions of the model (--model "
+            f"{job.model}: max_position_embeddings): pass --seq_length {positions} or less."
+        )
     return length
 
 
@@ -140,9 +188,16 @@ def report_cut(embedder: TextEmbedder, counts: np.ndarray, lines: list, path: st
     number."""
     cut = np.flatnonzero(counts > embedder.seq_length - 2)
     if len(cut):
-        logger.warning("%s:%d: this text and %d more are longer than --seq_length %d tokens and were cut to their "
-                       "first %d WordPiece tokens (a longer --seq_length, up to the model's position table, keeps "
-                       "more).", path, lines[cut[0]], len(cut) - 1, embedder.seq_length, embedder.seq_length - 2)
+        logger.warning(
+            "%s:%d: this text and %d more are longer than --seq_length %d tokens and were cut to their "
+            "first %d WordPiece tokens (a longer --seq_length, up to the model's position table, keeps "
+            "more).",
+            path,
+            lines[cut[0]],
+            len(cut) - 1,
+            embedder.seq_length,
+            embedder.seq_length - 2,
+        )
     return len(cut)
 
 
@@ -157,6 +212,7 @@ def progress(job: EmbedJob, total: int):
         before, done[0] = done[0], done[0] + count
         if before * 10 // total != done[0] * 10 // total:
             logger.info("embedded %d of %d texts", done[0], total)
+
     return on_batch
 
 
@@ -183,8 +239,10 @@ def check_finite(vectors: np.ndarray, texts, path: str) -> None:
     """Refuses vectors that are not finite (a model whose weights are), naming the first text's line."""
     bad = np.flatnonzero(~np.isfinite(vectors).all(axis=1))
     if len(bad):
-        raise SettingsError(f"{path}:{texts.lines[bad[0]]}: the model gives non-finite values for this text (and "
-                            f"{len(bad) - 1} more); its weights are not finite: check --model.")
+        raise SettingsError(
+            f"{path}:{texts.lines[bad[0]]}: the model gives non-finite values for this text (and "
+            f"{len(bad) - 1} more); its weights are not finite: check --model."
+        )
 
 
 def run(job: EmbedJob) -> np.ndarray:
@@ -202,8 +260,10 @@ def run(job: EmbedJob) -> np.ndarray:
     for path in job.output:
         WRITERS[os.path.splitext(path)[1]](path, vectors, texts)
         print(f"wrote {path}: {len(vectors)} vectors of {vectors.shape[1]} floats")
-    print(f"embedded {len(vectors)} texts ({cut} cut to {embedder.seq_length} tokens) in {seconds:.1f} s "
-          f"({len(vectors) / max(seconds, 1e-9):.0f} texts/s)")
+    print(
+        f"embedded {len(vectors)} texts ({cut} cut to {embedder.seq_length} tokens) in {seconds:.1f} s "
+        f"({len(vectors) / max(seconds, 1e-9):.0f} texts/s)"
+    )
     return vectors
 
 

@@ -21,8 +21,14 @@ class SettingsError(ValueError):
     """A command's settings contradict each other, the files they name, or the run they resume."""
 
 
-EXPECTED_ERRORS = (InputFileError, NonFiniteLossError, CheckpointError, CheckpointMismatchError, SettingsError,
-                   OSError)     # the file system's: no such file, permission denied, read-only, disk full
+EXPECTED_ERRORS = (
+    InputFileError,
+    NonFiniteLossError,
+    CheckpointError,
+    CheckpointMismatchError,
+    SettingsError,
+    OSError,
+)  # the file system's: no such file, permission denied, read-only, disk full
 
 
 @contextlib.contextmanager

@@ -46,55 +46,100 @@ from keras_bert_lite.text import Vocab
 from keras_bert_lite.utils.files import dirs_removed_on_failure
 
 _OVERRIDES = "overrides (for a model without task.json or vocab.txt beside it)"
-HF = "hf"   # a Hugging Face transformers directory (export.hf), written to --model_base_path itself
+HF = "hf"  # a Hugging Face transformers directory (export.hf), written to --model_base_path itself
 TF_HUB = "tf-hub"
 # The flags a target has no use for (tf-serving and portable use them all).
-UNUSED_FLAGS = {HF: ("version", "keep", "seq_length", "pair", "max_query_length", "max_answer_length", "top_k"),
-                TF_HUB: ("task_type", "labels", "pair", "max_query_length", "max_answer_length", "top_k")}
+UNUSED_FLAGS = {
+    HF: ("version", "keep", "seq_length", "pair", "max_query_length", "max_answer_length", "top_k"),
+    TF_HUB: ("task_type", "labels", "pair", "max_query_length", "max_answer_length", "top_k"),
+}
 
 
 @dataclasses.dataclass
 class ExportJob(CommandJob):
     """The settings of kbl-export (one flag each)."""
 
-    model: str = flag("", "a run directory (model.keras, task.json, vocab.txt), a pretraining run directory "
-                      "(encoder.keras) or a .keras file; with --task_type embedding also a Hugging Face or "
-                      "sentence-transformers checkpoint (directory or Hub name)", group="export", required=True)
-    model_base_path: str = flag("", "versions are written to <this>/<version>/ (TF Serving's --model_base_path)",
-                                group="export", required=True)
-    target: str = flag("tf-serving", "the runtime the export must load in (audited): tf-serving or portable (core "
-                       "TensorFlow ops only); tf-hub: TF Hub's BERT encoder + preprocessor pair (core ops only) "
-                       "in <model_base_path>/encoder/<version> and .../preprocess/<version>; hf: a Hugging Face "
-                       "transformers model (config.json, model.safetensors, vocab.txt) in <model_base_path> itself",
-                       group="export", choices=(*TARGET_VARIANTS, TF_HUB, HF))
-    version: int | None = flag(None, "the integer version (default: one above the newest)", group="export", type=int,
-                               minimum=0, maximum=MAX_VERSION)
+    model: str = flag(
+        "",
+        "a run directory (model.keras, task.json, vocab.txt), a pretraining run directory "
+        "(encoder.keras) or a .keras file; with --task_type embedding also a Hugging Face or "
+        "sentence-transformers checkpoint (directory or Hub name)",
+        group="export",
+        required=True,
+    )
+    model_base_path: str = flag(
+        "", "versions are written to <this>/<version>/ (TF Serving's --model_base_path)", group="export", required=True
+    )
+    target: str = flag(
+        "tf-serving",
+        "the runtime the export must load in (audited): tf-serving or portable (core "
+        "TensorFlow ops only); tf-hub: TF Hub's BERT encoder + preprocessor pair (core ops only) "
+        "in <model_base_path>/encoder/<version> and .../preprocess/<version>; hf: a Hugging Face "
+        "transformers model (config.json, model.safetensors, vocab.txt) in <model_base_path> itself",
+        group="export",
+        choices=(*TARGET_VARIANTS, TF_HUB, HF),
+    )
+    version: int | None = flag(
+        None,
+        "the integer version (default: one above the newest)",
+        group="export",
+        type=int,
+        minimum=0,
+        maximum=MAX_VERSION,
+    )
     keep: int | None = flag(None, "keep only the N newest versions", group="export", type=int, minimum=1)
     vocab: str = flag("", "vocab.txt or tokenizer.json", group=_OVERRIDES)
-    lower_case: bool | None = flag(None, "true: uncased vocabulary, false: cased (default: the vocabulary's)",
-                                   group=_OVERRIDES, type=true_or_false, metavar="true|false")
+    lower_case: bool | None = flag(
+        None,
+        "true: uncased vocabulary, false: cased (default: the vocabulary's)",
+        group=_OVERRIDES,
+        type=true_or_false,
+        metavar="true|false",
+    )
     task_type: str = flag("", "what the model does", group=_OVERRIDES, choices=("", *artifacts.TASK_TYPES))
     labels: str = flag("", "comma-separated label names in id order", group=_OVERRIDES)
     pair: bool = flag(False, "the model takes two texts (text, text_b)", group=_OVERRIDES, action="store_true")
-    seq_length: int | None = flag(None, "the length exports pad to (default: the run's, else 128 or the model's "
-                                  "positions if fewer)",
-                                  group=_OVERRIDES, type=int, minimum=8)
-    max_query_length: int | None = flag(None, "span tasks: question tokens kept (default: the run's, else what the "
-                                        "context leaves)", group=_OVERRIDES, type=int, minimum=1)
-    max_answer_length: int | None = flag(None, "span tasks: the longest answer, in tokens (default: the run's, "
-                                         f"else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})", group=_OVERRIDES, type=int,
-                                         minimum=1)
-    top_k: int | None = flag(None, f"fill_mask: tokens per mask (default {artifacts.DEFAULT_TOP_K}; at most the "
-                             "vocabulary's size)", group=_OVERRIDES, type=int, minimum=1)
+    seq_length: int | None = flag(
+        None,
+        "the length exports pad to (default: the run's, else 128 or the model's positions if fewer)",
+        group=_OVERRIDES,
+        type=int,
+        minimum=8,
+    )
+    max_query_length: int | None = flag(
+        None,
+        "span tasks: question tokens kept (default: the run's, else what the context leaves)",
+        group=_OVERRIDES,
+        type=int,
+        minimum=1,
+    )
+    max_answer_length: int | None = flag(
+        None,
+        f"span tasks: the longest answer, in tokens (default: the run's, else {artifacts.DEFAULT_MAX_ANSWER_LENGTH})",
+        group=_OVERRIDES,
+        type=int,
+        minimum=1,
+    )
+    top_k: int | None = flag(
+        None,
+        f"fill_mask: tokens per mask (default {artifacts.DEFAULT_TOP_K}; at most the vocabulary's size)",
+        group=_OVERRIDES,
+        type=int,
+        minimum=1,
+    )
 
     def check(self) -> None:
         """Refuses flags that --target has no use for (`UNUSED_FLAGS`), which it would ignore."""
         super().check()
-        unused = [f"--{field.name}" for field in dataclasses.fields(self)
-                  if field.name in UNUSED_FLAGS.get(self.target, ()) and getattr(self, field.name) != field.default]
+        unused = [
+            f"--{field.name}"
+            for field in dataclasses.fields(self)
+            if field.name in UNUSED_FLAGS.get(self.target, ()) and getattr(self, field.name) != field.default
+        ]
         if unused:
-            raise SettingsError(f"--target {self.target} does not use {', '.join(unused)}: drop "
-                                f"{'it' if len(unused) == 1 else 'them'}.")
+            raise SettingsError(
+                f"--target {self.target} does not use {', '.join(unused)}: drop {'it' if len(unused) == 1 else 'them'}."
+            )
         if self.top_k is not None and self.task_type not in ("", "fill_mask"):
             raise SettingsError(f"--top_k is a setting of --task_type fill_mask, not {self.task_type}: drop it.")
 
@@ -115,32 +160,56 @@ def _export(job: ExportJob) -> str:
     vocab = Vocab.from_file(vocab_path)
     try:
         requested = job.lower_case if job.lower_case is not None else (spec.lower_case if spec else None)
-        lower_case = vocab.resolve_lower_case(requested, "--lower_case" if job.lower_case is not None else
-                                              f"{artifacts.TASK_SPEC_FILE}'s lower_case")
+        lower_case = vocab.resolve_lower_case(
+            requested, "--lower_case" if job.lower_case is not None else f"{artifacts.TASK_SPEC_FILE}'s lower_case"
+        )
         if job.target == HF:
             labels = job.labels.split(",") if job.labels else (spec.labels or None if spec else None)
-            path = export_hf(model, job.model_base_path, vocab.with_lower_case(lower_case), labels=labels,
-                             task_type=job.task_type or (spec.task_type if spec else None),
-                             seq_length=spec.seq_length if spec else _default_seq_length(job, model))
-            print(f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt"
-                  f"{'; sentence-transformers: modules.json' if is_embedder(model) else ''})")
+            path = export_hf(
+                model,
+                job.model_base_path,
+                vocab.with_lower_case(lower_case),
+                labels=labels,
+                task_type=job.task_type or (spec.task_type if spec else None),
+                seq_length=spec.seq_length if spec else _default_seq_length(job, model),
+            )
+            print(
+                f"exported to {path} for Hugging Face transformers (config.json, model.safetensors, vocab.txt"
+                f"{'; sentence-transformers: modules.json' if is_embedder(model) else ''})"
+            )
             if spec and spec.doc_stride:
-                print(f"note: the run read long texts in windows (doc_stride {spec.doc_stride}); this export holds "
-                      "the model alone, and transformers' pipelines cut a text at its first tokens.")
+                print(
+                    f"note: the run read long texts in windows (doc_stride {spec.doc_stride}); this export holds "
+                    "the model alone, and transformers' pipelines cut a text at its first tokens."
+                )
             return path
         if job.target == TF_HUB:
-            paths = export_tf_hub(model, vocab.with_lower_case(lower_case), job.model_base_path,
-                                  seq_length=job.seq_length or (spec.seq_length if spec else 128),
-                                  version=job.version, keep=job.keep)
+            paths = export_tf_hub(
+                model,
+                vocab.with_lower_case(lower_case),
+                job.model_base_path,
+                seq_length=job.seq_length or (spec.seq_length if spec else 128),
+                version=job.version,
+                keep=job.keep,
+            )
             print(f"exported TF Hub encoder to {paths[0]} and preprocessor to {paths[1]}")
             return paths[0]
         spec = _spec(job, spec, model, lower_case)
-        path = export_saved_model(model, spec, vocab.with_lower_case(lower_case), job.model_base_path,
-                                  target=job.target, version=job.version, keep=job.keep)
+        path = export_saved_model(
+            model,
+            spec,
+            vocab.with_lower_case(lower_case),
+            job.model_base_path,
+            target=job.target,
+            version=job.version,
+            keep=job.keep,
+        )
     except (ExportRefusedError, FileExistsError, ValueError) as error:
         raise SettingsError(f"export failed: {error}") from None
-    print(f"exported {spec.task_type} model to {path} (target {job.target}; signatures "
-          f"{', '.join(signature_keys(spec.task_type))})")
+    print(
+        f"exported {spec.task_type} model to {path} (target {job.target}; signatures "
+        f"{', '.join(signature_keys(spec.task_type))})"
+    )
     return path
 
 
@@ -148,15 +217,18 @@ def _load(job: ExportJob):
     """(model, task.json's spec or None, vocabulary path or None) of --model. `--task_type embedding` loads with
     `load_embedder`: a run's embedder as saved, a sentence-transformers checkpoint as its files say, any other
     encoder mean-pooled; task.json's spec is kept only when it is an embedding's."""
-    if job.task_type == "fill_mask":        # a pretraining run's pretrainer.keras, or any checkpoint with the head
+    if job.task_type == "fill_mask":  # a pretraining run's pretrainer.keras, or any checkpoint with the head
         return load_masked_lm(job.model), None, artifacts.vocab_beside(job.model)
     if job.task_type != "embedding":
         return load_trained(job.model)
     found = artifacts.keras_file_of(job.model, (artifacts.TASK_MODEL_FILE, artifacts.ENCODER_FILE))
     spec_path = os.path.join(artifacts.run_dir_of(found), artifacts.TASK_SPEC_FILE) if found else ""
     spec = artifacts.TaskSpec.load(spec_path) if os.path.isfile(spec_path) else None
-    return (load_embedder(job.model), spec if spec and spec.task_type == "embedding" else None,
-            artifacts.vocab_beside(job.model))
+    return (
+        load_embedder(job.model),
+        spec if spec and spec.task_type == "embedding" else None,
+        artifacts.vocab_beside(job.model),
+    )
 
 
 def _default_seq_length(job: ExportJob, model) -> int:
@@ -171,10 +243,16 @@ def _default_seq_length(job: ExportJob, model) -> int:
 
 def _spec(job: ExportJob, spec: artifacts.TaskSpec | None, model, lower_case: bool) -> artifacts.TaskSpec:
     """task.json's spec with the flags applied, or one built from the flags alone."""
-    changes = {"task_type": job.task_type or None, "seq_length": job.seq_length,
-               "labels": tuple(job.labels.split(",")) if job.labels else None, "lower_case": lower_case,
-               "text_fields": ("text", "text_b") if job.pair else None, "max_query_length": job.max_query_length,
-               "max_answer_length": job.max_answer_length, "top_k": job.top_k}
+    changes = {
+        "task_type": job.task_type or None,
+        "seq_length": job.seq_length,
+        "labels": tuple(job.labels.split(",")) if job.labels else None,
+        "lower_case": lower_case,
+        "text_fields": ("text", "text_b") if job.pair else None,
+        "max_query_length": job.max_query_length,
+        "max_answer_length": job.max_answer_length,
+        "top_k": job.top_k,
+    }
     changes = {k: v for k, v in changes.items() if v is not None}
     if spec is not None:
         return dataclasses.replace(spec, **changes)

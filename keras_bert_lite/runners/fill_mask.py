@@ -30,18 +30,39 @@ from keras_bert_lite.text import Vocab
 class FillMaskJob(CommandJob):
     """The settings of kbl-fill-mask (one flag each)."""
 
-    model: str = flag("", "a pretraining run directory, a Hugging Face BertForMaskedLM or BertForPreTraining "
-                      "(directory or [org/]name[@revision]), or an original TF1 checkpoint", group="model",
-                      required=True)
-    texts: tuple = flag((), f"texts with {MASK} (default: standard input, one per line)", group="input",
-                        names=("texts",), nargs="*", metavar="TEXT")
+    model: str = flag(
+        "",
+        "a pretraining run directory, a Hugging Face BertForMaskedLM or BertForPreTraining "
+        "(directory or [org/]name[@revision]), or an original TF1 checkpoint",
+        group="model",
+        required=True,
+    )
+    texts: tuple = flag(
+        (),
+        f"texts with {MASK} (default: standard input, one per line)",
+        group="input",
+        names=("texts",),
+        nargs="*",
+        metavar="TEXT",
+    )
     vocab: str = flag("", "vocab.txt or tokenizer.json (default: the one beside --model)", group="model")
-    lower_case: bool | None = flag(None, "true: uncased vocabulary, false: cased (default: the vocabulary's)",
-                                   group="model", type=true_or_false, metavar="true|false")
-    top_k: int = flag(artifacts.DEFAULT_TOP_K, "tokens per mask, most probable first (at most the vocabulary's "
-                      "size)", group="output", type=int, minimum=1)
-    json: bool = flag(False, "one JSON object per text and line instead of a table", group="output",
-                      action="store_true")
+    lower_case: bool | None = flag(
+        None,
+        "true: uncased vocabulary, false: cased (default: the vocabulary's)",
+        group="model",
+        type=true_or_false,
+        metavar="true|false",
+    )
+    top_k: int = flag(
+        artifacts.DEFAULT_TOP_K,
+        "tokens per mask, most probable first (at most the vocabulary's size)",
+        group="output",
+        type=int,
+        minimum=1,
+    )
+    json: bool = flag(
+        False, "one JSON object per text and line instead of a table", group="output", action="store_true"
+    )
 
 
 def run(job: FillMaskJob) -> None:
@@ -88,24 +109,46 @@ def _vocab(job: FillMaskJob) -> Vocab:
 
 def table(text: str, masks) -> str:
     """The text, then a column per mask and a row per rank: token and probability (4 decimals)."""
-    columns = [[f"{token:<{max(map(len, m.tokens))}}  {score:.4f}" for token, score in zip(m.tokens, m.scores)]
-               for m in masks]
+    columns = [
+        [f"{token:<{max(map(len, m.tokens))}}  {score:.4f}" for token, score in zip(m.tokens, m.scores)] for m in masks
+    ]
     heads = [f"{MASK} {i} (position {m.position})" for i, m in enumerate(masks, 1)]
     widths = [max(len(head), len(column[0])) for head, column in zip(heads, columns)]
     rows = [("rank", heads)] + [(str(rank), cells) for rank, cells in enumerate(zip(*columns), 1)]
-    return "\n".join([text] + [f"  {rank:>4}  " + "   ".join(f"{c:<{w}}" for c, w in zip(cells, widths)).rstrip()
-                               for rank, cells in rows]) + "\n"
+    return (
+        "\n".join(
+            [text]
+            + [
+                f"  {rank:>4}  " + "   ".join(f"{c:<{w}}" for c, w in zip(cells, widths)).rstrip()
+                for rank, cells in rows
+            ]
+        )
+        + "\n"
+    )
 
 
 def json_line(text: str, masks) -> str:
     """One JSON object: the text and, per mask, its position, tokens, token ids and scores."""
-    return json.dumps({"text": text, "masks": [{"position": m.position, "tokens": list(m.tokens),
-                                                "token_ids": list(m.token_ids), "scores": list(m.scores)}
-                                               for m in masks]}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "text": text,
+            "masks": [
+                {
+                    "position": m.position,
+                    "tokens": list(m.tokens),
+                    "token_ids": list(m.token_ids),
+                    "scores": list(m.scores),
+                }
+                for m in masks
+            ],
+        },
+        ensure_ascii=False,
+    )
 
 
-parse_args, main = command(FillMaskJob, run, "The most probable tokens for each [MASK] in texts, from a model's "
-                                             "masked-LM head.")
+parse_args, main = command(
+    FillMaskJob, run, "The most probable tokens for each [MASK] in texts, from a model's masked-LM head."
+)
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -60,11 +60,18 @@ class FinetuneJob(common.RunJob):
 
     epochs: int = flag(3, "passes over the training data", type=int, minimum=1)
     warmup_proportion: float = flag(0.1, "share of the steps with linear warmup", type=float, minimum=0, below=1)
-    seeds: tuple = flag((0,), "random seed, or comma-separated seeds (one run each; metrics as mean ± std)",
-                        names=("--seeds", "--seed"), type=distinct_integers, metavar="N[,N]", minimum=0,
-                        maximum=MAX_SEED)
-    skip_bad_rows: bool = flag(False, "skip and count malformed input rows instead of stopping at the first",
-                               group="data", action="store_true")
+    seeds: tuple = flag(
+        (0,),
+        "random seed, or comma-separated seeds (one run each; metrics as mean ± std)",
+        names=("--seeds", "--seed"),
+        type=distinct_integers,
+        metavar="N[,N]",
+        minimum=0,
+        maximum=MAX_SEED,
+    )
+    skip_bad_rows: bool = flag(
+        False, "skip and count malformed input rows instead of stopping at the first", group="data", action="store_true"
+    )
 
 
 class FinetuneTask:
@@ -141,8 +148,10 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     """
     strategy = resolve_strategy(job.strategy, job.tpu)
     if job.batch_size % strategy.num_replicas_in_sync:
-        raise SettingsError(f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "
-                         "replicas: each takes an equal share of every batch.")
+        raise SettingsError(
+            f"--batch_size {job.batch_size} must be a multiple of the {strategy.num_replicas_in_sync} "
+            "replicas: each takes an equal share of every batch."
+        )
     common.set_precision(job)
     configure_gpu_compiles()
     if common.is_resuming(*(_seed_dir(job, seed) for seed in job.seeds)):
@@ -161,7 +170,9 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
     names = list(per_seed[best_seed]["metrics"])
     table = np.array([[per_seed[s]["metrics"][n] for n in names] for s in job.seeds], np.float64)
     summary = {
-        "task_type": task.task_type, "main_metric": task.main_metric, "seeds": list(job.seeds),
+        "task_type": task.task_type,
+        "main_metric": task.main_metric,
+        "seeds": list(job.seeds),
         "metrics": dict(zip(names, table.mean(axis=0).tolist())),
         "std": dict(zip(names, (table.std(axis=0, ddof=1) if len(job.seeds) > 1 else np.zeros(len(names))).tolist())),
         "best_seed": best_seed,
@@ -173,8 +184,12 @@ def run_finetuning(job: FinetuneJob, make_task) -> dict:
         _copy_files(_seed_dir(job, best_seed), job.model_dir)
     atomic_write_text(os.path.join(job.model_dir, artifacts.METRICS_FILE), json.dumps(summary, indent=2) + "\n")
     spread = {n: f"{summary['metrics'][n]:.4f} ± {summary['std'][n]:.4f}" for n in names}
-    print(f"Dev metrics over seeds {list(job.seeds)} (best epoch of each): "
-          + ", ".join(f"{n} {v}" for n, v in spread.items()) + f"; best seed {best_seed}", flush=True)
+    print(
+        f"Dev metrics over seeds {list(job.seeds)} (best epoch of each): "
+        + ", ".join(f"{n} {v}" for n, v in spread.items())
+        + f"; best seed {best_seed}",
+        flush=True,
+    )
     print(json.dumps({"metrics": summary["metrics"], "std": summary["std"]}), flush=True)
     return summary
 
@@ -186,55 +201,87 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
     os.makedirs(files_dir, exist_ok=True)
     keras.utils.set_random_seed(seed)
     multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-    steps_per_epoch = _steps_per_epoch(task.train_size, job.batch_size, strategy.num_replicas_in_sync if multi_worker
-                                       else 1)
+    steps_per_epoch = _steps_per_epoch(
+        task.train_size, job.batch_size, strategy.num_replicas_in_sync if multi_worker else 1
+    )
     total_steps = steps_per_epoch * job.epochs
     with strategy.scope():
-        encoder = common.start_encoder(job, vocab, pairs="The task's text pairs" if len(
-            task.task_info()["text_fields"]) == 2 else "")
+        encoder = common.start_encoder(
+            job, vocab, pairs="The task's text pairs" if len(task.task_info()["text_fields"]) == 2 else ""
+        )
         record_settings = common.record_run(job, encoder, common.is_resuming(out_dir), write=chief)
         model = task.build_model(encoder)
-        optimizer = create_optimizer(learning_rate=job.learning_rate, total_steps=total_steps,
-                                     warmup_steps=int(total_steps * job.warmup_proportion),
-                                     weight_decay=job.weight_decay)
+        optimizer = create_optimizer(
+            learning_rate=job.learning_rate,
+            total_steps=total_steps,
+            warmup_steps=int(total_steps * job.warmup_proportion),
+            weight_decay=job.weight_decay,
+        )
         if job.mixed_precision == "fp16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         model.compile(optimizer=optimizer, jit_compile=use_xla(job.xla), **task.compile_args())
         predict = finite_predictions(dataset_predictor(model, job.xla), common.divergence_advice(job))
         model_path = os.path.join(files_dir, artifacts.TASK_MODEL_FILE)
         optimizer.build(model.trainable_variables)
-    best = BestDevCheckpoint(lambda: task.evaluate(predict), task.main_metric, model_path,
-                             os.path.join(files_dir, "logs"), common.resume_dir(files_dir), before_save=record_settings)
-    done = best.restore(model, from_dir=common.resume_dir(out_dir),
-                        from_path=os.path.join(out_dir, artifacts.TASK_MODEL_FILE))
+    best = BestDevCheckpoint(
+        lambda: task.evaluate(predict),
+        task.main_metric,
+        model_path,
+        os.path.join(files_dir, "logs"),
+        common.resume_dir(files_dir),
+        before_save=record_settings,
+    )
+    done = best.restore(
+        model, from_dir=common.resume_dir(out_dir), from_path=os.path.join(out_dir, artifacts.TASK_MODEL_FILE)
+    )
 
     _save_spec(job, task, vocab, files_dir)
     vocab.save(os.path.join(files_dir, artifacts.VOCAB_FILES[0]))
 
     if done < job.epochs:
         kept = functools.partial(_saved_so_far, out_dir)
-        callbacks = [keras.callbacks.TensorBoard(os.path.join(files_dir, "logs")),
-                     StopOnNonFinite(kept, common.divergence_advice(job)), StopOnInterrupt(kept), best]
-        with stop_requests():     # Ctrl-C: StopOnInterrupt stops after the step it is in
+        callbacks = [
+            keras.callbacks.TensorBoard(os.path.join(files_dir, "logs")),
+            StopOnNonFinite(kept, common.divergence_advice(job)),
+            StopOnInterrupt(kept),
+            best,
+        ]
+        with stop_requests():  # Ctrl-C: StopOnInterrupt stops after the step it is in
             if multi_worker:
                 replicas = strategy.num_replicas_in_sync
-                replica_fit(model, lambda: _whole_shares(task.train_dataset(job.batch_size, seed, first_epoch=done),
-                                                         replicas),
-                            strategy, epochs=job.epochs, steps_per_epoch=steps_per_epoch, initial_epoch=done,
-                            callbacks=callbacks, log_epochs=chief)
+                replica_fit(
+                    model,
+                    lambda: _whole_shares(task.train_dataset(job.batch_size, seed, first_epoch=done), replicas),
+                    strategy,
+                    epochs=job.epochs,
+                    steps_per_epoch=steps_per_epoch,
+                    initial_epoch=done,
+                    callbacks=callbacks,
+                    log_epochs=chief,
+                )
             else:
                 # One endless iterator, steps_per_epoch batches per epoch (a new iterator per epoch made graph-mode
                 # `fit` wait before some epochs' first batch). Off a terminal, one line per epoch.
-                model.fit(task.train_dataset(job.batch_size, seed, first_epoch=done), initial_epoch=done,
-                          epochs=job.epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, shuffle=False,
-                          verbose=1 if not job.quiet and sys.stdout.isatty() else 2)
-    else:                 # a finished run, run again: the best epoch's weights, then the files once more
+                model.fit(
+                    task.train_dataset(job.batch_size, seed, first_epoch=done),
+                    initial_epoch=done,
+                    epochs=job.epochs,
+                    steps_per_epoch=steps_per_epoch,
+                    callbacks=callbacks,
+                    shuffle=False,
+                    verbose=1 if not job.quiet and sys.stdout.isatty() else 2,
+                )
+    else:  # a finished run, run again: the best epoch's weights, then the files once more
         best.set_model(model)
         best.on_train_end()
-    task.write_predictions(predict, files_dir)   # with the best epoch's weights, restored by BestDevCheckpoint
-    _save_spec(job, task, vocab, files_dir)      # again: what the best epoch chose (a tuned threshold)
-    result = {"metrics": best.best_metrics, "best_epoch": best.best_epoch, "epochs": best.history,
-              "train_seconds_per_epoch": best.epoch_seconds}
+    task.write_predictions(predict, files_dir)  # with the best epoch's weights, restored by BestDevCheckpoint
+    _save_spec(job, task, vocab, files_dir)  # again: what the best epoch chose (a tuned threshold)
+    result = {
+        "metrics": best.best_metrics,
+        "best_epoch": best.best_epoch,
+        "epochs": best.history,
+        "train_seconds_per_epoch": best.epoch_seconds,
+    }
     atomic_write_text(os.path.join(files_dir, artifacts.METRICS_FILE), json.dumps(result, indent=2) + "\n")
     if not chief:
         shutil.rmtree(files_dir, ignore_errors=True)
@@ -243,8 +290,9 @@ def _train_one_seed(job: FinetuneJob, task: FinetuneTask, strategy, vocab: Vocab
 
 def _save_spec(job: FinetuneJob, task: FinetuneTask, vocab: Vocab, files_dir: str) -> None:
     """Writes task.json: the task's `TaskSpec` as it is now."""
-    spec = artifacts.TaskSpec(task.task_type, lower_case=vocab.lower_case, seq_length=job.seq_length,
-                              **task.task_info())
+    spec = artifacts.TaskSpec(
+        task.task_type, lower_case=vocab.lower_case, seq_length=job.seq_length, **task.task_info()
+    )
     spec.save(os.path.join(files_dir, artifacts.TASK_SPEC_FILE))
 
 
@@ -253,8 +301,11 @@ def _saved_so_far(run_dir: str) -> str:
     best model so far ("" when no epoch has ended)."""
     paths = checkpoint_paths(common.resume_dir(run_dir))
     model = os.path.join(run_dir, artifacts.TASK_MODEL_FILE)
-    kept = [f"the last checkpoint (epoch {checkpoint_number(paths[0])}) is kept in {common.resume_dir(run_dir)}"
-            ] if paths else []
+    kept = (
+        [f"the last checkpoint (epoch {checkpoint_number(paths[0])}) is kept in {common.resume_dir(run_dir)}"]
+        if paths
+        else []
+    )
     if os.path.isfile(model):
         kept.append(f"{model} holds the best epoch so far")
     return ", and ".join(kept)
@@ -269,9 +320,11 @@ def _steps_per_epoch(examples: int, batch_size: int, replicas: int) -> int:
 def _whole_shares(dataset, replicas: int):
     """Cuts each batch to a multiple of `replicas` rows (the epoch's last batch may be smaller), so that every replica
     gets an equal share: at most `replicas - 1` examples of an epoch are left out, others each epoch."""
+
     def cut(*batch):
         rows = tf.shape(tf.nest.flatten(batch)[0])[0] // replicas * replicas
         return tf.nest.map_structure(lambda t: t[:rows], batch)
+
     return dataset.map(cut).filter(lambda *batch: tf.shape(tf.nest.flatten(batch)[0])[0] > 0)
 
 

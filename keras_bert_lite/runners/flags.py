@@ -19,11 +19,22 @@ import dataclasses
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.utils import bounds as value_bounds
 
-MAX_SEED = 2 ** 32 - 1      # keras.utils.set_random_seed seeds NumPy, which takes 0 to 2**32 - 1
+MAX_SEED = 2**32 - 1  # keras.utils.set_random_seed seeds NumPy, which takes 0 to 2**32 - 1
 
 
-def flag(default, help: str = "", *, group: str = "training", names: tuple[str, ...] = (), input_path: bool = False,
-         minimum=None, maximum=None, above=None, below=None, **argparse_kwargs):
+def flag(
+    default,
+    help: str = "",
+    *,
+    group: str = "training",
+    names: tuple[str, ...] = (),
+    input_path: bool = False,
+    minimum=None,
+    maximum=None,
+    above=None,
+    below=None,
+    **argparse_kwargs,
+):
     """A dataclass field that is also a command-line flag.
 
     Args:
@@ -38,10 +49,19 @@ def flag(default, help: str = "", *, group: str = "training", names: tuple[str, 
         **argparse_kwargs: passed to `add_argument` (`type`, `choices`, `action`, `metavar`, `required`);
             `choices` are checked in Python too.
     """
-    bounds = {name: value for name, value in (("minimum", minimum), ("maximum", maximum), ("above", above),
-                                              ("below", below)) if value is not None}
-    metadata = {"help": help, "group": group, "names": names, "input_path": input_path, "bounds": bounds,
-                "argparse": argparse_kwargs}
+    bounds = {
+        name: value
+        for name, value in (("minimum", minimum), ("maximum", maximum), ("above", above), ("below", below))
+        if value is not None
+    }
+    metadata = {
+        "help": help,
+        "group": group,
+        "names": names,
+        "input_path": input_path,
+        "bounds": bounds,
+        "argparse": argparse_kwargs,
+    }
     if isinstance(default, (list, dict, set)):
         raise TypeError("flag defaults must be immutable (use a tuple)")
     return dataclasses.field(default=default, metadata={"flag": metadata})
@@ -52,8 +72,15 @@ def redefault(job_class, name: str, default):
     defaults."""
     field = next(f for f in dataclasses.fields(job_class) if f.name == name)
     meta = field.metadata["flag"]
-    return flag(default, meta["help"], group=meta["group"], names=meta["names"], input_path=meta["input_path"],
-                **meta["bounds"], **meta["argparse"])
+    return flag(
+        default,
+        meta["help"],
+        group=meta["group"],
+        names=meta["names"],
+        input_path=meta["input_path"],
+        **meta["bounds"],
+        **meta["argparse"],
+    )
 
 
 class FlagValueError(SettingsError):
@@ -122,7 +149,7 @@ def build_parser(job_class, description: str, prog: str | None = None) -> argpar
         if meta["group"] not in groups:
             groups[meta["group"]] = parser.add_argument_group(meta["group"])
         kwargs = dict(meta["argparse"])
-        if not meta["names"] or meta["names"][0].startswith("-"):    # a positional argument's name is its dest
+        if not meta["names"] or meta["names"][0].startswith("-"):  # a positional argument's name is its dest
             kwargs.setdefault("dest", field.name)
         kwargs["default"] = field.default
         kwargs["help"] = _help_text(field).replace("%", "%%")

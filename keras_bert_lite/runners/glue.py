@@ -38,8 +38,13 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import load_trained
 from keras_bert_lite.data import glue
 from keras_bert_lite.data.labels import DEFAULT_SEPARATOR, LabelSets, class_label
-from keras_bert_lite.data.sentences import (encode_label_sets, encode_labels, float_labels, read_sentence_file,
-                                            sorted_labels)
+from keras_bert_lite.data.sentences import (
+    encode_label_sets,
+    encode_labels,
+    float_labels,
+    read_sentence_file,
+    sorted_labels,
+)
 from keras_bert_lite.data.table_files import QUOTING
 from keras_bert_lite.data.windows import POOLING
 from keras_bert_lite.models.inference import dataset_predictor
@@ -59,42 +64,80 @@ logger = logging.getLogger("keras_bert_lite.glue")
 class GlueJob(LongTextJob):
     """Settings of a GLUE or custom-data run (one flag each)."""
 
-    task: str = flag("", "the GLUE task (ax: predict AX.tsv with the MNLI model in --init)", group="GLUE",
-                     choices=tuple(glue.TASKS))
-    data_dir: str = flag("", "the task's GLUE TSV files (default: tensorflow-datasets glue/<task>)", input_path=True,
-                         group="GLUE")
+    task: str = flag(
+        "", "the GLUE task (ax: predict AX.tsv with the MNLI model in --init)", group="GLUE", choices=tuple(glue.TASKS)
+    )
+    data_dir: str = flag(
+        "", "the task's GLUE TSV files (default: tensorflow-datasets glue/<task>)", input_path=True, group="GLUE"
+    )
     train_file: str = flag("", ".tsv, .csv (with a header line) or .jsonl", input_path=True, group="your own data")
-    dev_file: str = flag("", "labeled examples that pick the best epoch and give the metrics", input_path=True,
-                         group="your own data")
+    dev_file: str = flag(
+        "", "labeled examples that pick the best epoch and give the metrics", input_path=True, group="your own data"
+    )
     test_file: str = flag("", "optional: unlabeled examples to predict", input_path=True, group="your own data")
     text_a: str = flag("text", "column of the (first) text", group="your own data")
     text_b: str = flag("", "column of the second text of a pair task", group="your own data")
     label: str = flag("label", "column of the label", group="your own data")
-    id_column: str = flag("", "column of example ids in the dev and test files, for their prediction files "
-                          "(default: the row number)", group="your own data")
-    labels: str = flag("", "comma-separated label names in id order (default: the sorted distinct training "
-                       "labels)", group="your own data")
-    task_type: str = flag("classification", "classification, regression or multi_label (a set of labels per "
-                          "example: a JSON list, or text with --label_separator between them)", group="your own data",
-                          choices=("classification", "regression", "multi_label"))
-    label_separator: str = flag("", "multi_label: what separates an example's labels in a text field (.tsv, .csv; "
-                                f"and in the prediction files) (default: {DEFAULT_SEPARATOR})", group="your own data")
-    allow_no_labels: bool = flag(False, "multi_label: accept examples with no labels ([] or a blank field; "
-                                 "refused by default: a lost label column looks the same)", group="your own data",
-                                 action="store_true")
-    threshold: float | None = flag(None, "multi_label: a label is predicted when its probability exceeds this "
-                                   f"(default: {artifacts.DEFAULT_THRESHOLD})", group="your own data", type=float,
-                                   above=0, below=1)
-    tune_threshold: bool = flag(False, "multi_label: use the threshold of the grid 0.05, 0.10, ..., 0.95 with the "
-                                "best dev micro F1 (each epoch; the best epoch's goes into task.json)",
-                                group="your own data", action="store_true")
-    quoting: str = flag("auto", "double quotes in the .tsv/.csv files: csv (a quoted field may hold tabs, commas, "
-                        "line breaks), none (quotes are text, one row per line), auto (.csv: csv; .tsv: the reading "
-                        "with fewer malformed rows, none if a quoted field would span lines)", group="your own data",
-                        choices=QUOTING)
-    window_pooling: str = flag("", "with --long_documents windows, how a text's prediction comes from its windows' "
-                               "logits: their mean (default) or their maximum (a class that any window finds)",
-                               group="long texts", choices=POOLING)
+    id_column: str = flag(
+        "",
+        "column of example ids in the dev and test files, for their prediction files (default: the row number)",
+        group="your own data",
+    )
+    labels: str = flag(
+        "",
+        "comma-separated label names in id order (default: the sorted distinct training labels)",
+        group="your own data",
+    )
+    task_type: str = flag(
+        "classification",
+        "classification, regression or multi_label (a set of labels per "
+        "example: a JSON list, or text with --label_separator between them)",
+        group="your own data",
+        choices=("classification", "regression", "multi_label"),
+    )
+    label_separator: str = flag(
+        "",
+        "multi_label: what separates an example's labels in a text field (.tsv, .csv; "
+        f"and in the prediction files) (default: {DEFAULT_SEPARATOR})",
+        group="your own data",
+    )
+    allow_no_labels: bool = flag(
+        False,
+        "multi_label: accept examples with no labels ([] or a blank field; "
+        "refused by default: a lost label column looks the same)",
+        group="your own data",
+        action="store_true",
+    )
+    threshold: float | None = flag(
+        None,
+        f"multi_label: a label is predicted when its probability exceeds this (default: {artifacts.DEFAULT_THRESHOLD})",
+        group="your own data",
+        type=float,
+        above=0,
+        below=1,
+    )
+    tune_threshold: bool = flag(
+        False,
+        "multi_label: use the threshold of the grid 0.05, 0.10, ..., 0.95 with the "
+        "best dev micro F1 (each epoch; the best epoch's goes into task.json)",
+        group="your own data",
+        action="store_true",
+    )
+    quoting: str = flag(
+        "auto",
+        "double quotes in the .tsv/.csv files: csv (a quoted field may hold tabs, commas, "
+        "line breaks), none (quotes are text, one row per line), auto (.csv: csv; .tsv: the reading "
+        "with fewer malformed rows, none if a quoted field would span lines)",
+        group="your own data",
+        choices=QUOTING,
+    )
+    window_pooling: str = flag(
+        "",
+        "with --long_documents windows, how a text's prediction comes from its windows' "
+        "logits: their mean (default) or their maximum (a class that any window finds)",
+        group="long texts",
+        choices=POOLING,
+    )
 
     def check(self) -> None:
         """Refuses a mix of GLUE's flags and your own data's, and a --labels that names no classes (and
@@ -103,20 +146,25 @@ class GlueJob(LongTextJob):
         if bool(self.task) == bool(self.train_file):
             raise SettingsError("Give either --task (GLUE) or --train_file and --dev_file (your own data).")
         if self.train_file and not self.dev_file:
-            raise SettingsError("--dev_file is required with --train_file (it picks the best epoch and gives the "
-                                "metrics).")
+            raise SettingsError(
+                "--dev_file is required with --train_file (it picks the best epoch and gives the metrics)."
+            )
         if self.task and (self.dev_file or self.test_file):
-            raise SettingsError("--dev_file/--test_file are for your own data; GLUE data comes from tfds or "
-                                "--data_dir.")
+            raise SettingsError(
+                "--dev_file/--test_file are for your own data; GLUE data comes from tfds or --data_dir."
+            )
         if self.task and self.quoting != "auto":
-            raise SettingsError("--quoting is for your own files (--train_file ...); GLUE's TSV files are read as "
-                                "written.")
+            raise SettingsError(
+                "--quoting is for your own files (--train_file ...); GLUE's TSV files are read as written."
+            )
         if self.labels:
             _label_flag(self.labels)
         self._check_multi_label()
         if self.window_pooling and not self.windowed:
-            raise SettingsError(f"--window_pooling {self.window_pooling} is for --long_documents windows; add that, or "
-                                "drop --window_pooling.")
+            raise SettingsError(
+                f"--window_pooling {self.window_pooling} is for --long_documents windows; add that, or "
+                "drop --window_pooling."
+            )
 
     def pair_texts(self) -> bool:
         """Whether the examples are text pairs (--text_b, or a GLUE task of two texts)."""
@@ -125,14 +173,21 @@ class GlueJob(LongTextJob):
     def _check_multi_label(self) -> None:
         """Refuses the multi-label flags in another task, --threshold with --tune_threshold, and --labels names
         that hold the separator."""
-        given = [f"--{name}" for name in ("label_separator", "allow_no_labels", "threshold", "tune_threshold")
-                 if getattr(self, name) not in ("", False, None)]
+        given = [
+            f"--{name}"
+            for name in ("label_separator", "allow_no_labels", "threshold", "tune_threshold")
+            if getattr(self, name) not in ("", False, None)
+        ]
         if given and self.task_type != "multi_label":
-            raise SettingsError(f"{', '.join(given)}: for --task_type multi_label (this run is {self.task_type}): "
-                                "drop them, or pass --task_type multi_label.")
+            raise SettingsError(
+                f"{', '.join(given)}: for --task_type multi_label (this run is {self.task_type}): "
+                "drop them, or pass --task_type multi_label."
+            )
         if self.task_type == "multi_label" and self.task:
-            raise SettingsError("--task_type multi_label is for your own data (--train_file ...); GLUE's tasks have "
-                                "one label per example.")
+            raise SettingsError(
+                "--task_type multi_label is for your own data (--train_file ...); GLUE's tasks have "
+                "one label per example."
+            )
         if self.threshold is not None and self.tune_threshold:
             raise SettingsError("--threshold and --tune_threshold both set the threshold: give one.")
         if self.task_type == "multi_label" and self.labels:
@@ -155,8 +210,14 @@ def make_task(job: GlueJob, tokenizer, packer) -> SentenceTask:
     parts = _glue_parts(job) if job.task else _custom_parts(job)
     parts.update(doc_stride=job.window_stride(), window_pooling=job.window_pooling or "mean")
     if job.task_type == "multi_label":
-        return MultiLabelTask(tokenizer, packer, threshold=job.threshold, tune_threshold=job.tune_threshold,
-                              separator=job.label_sets().separator, **parts)
+        return MultiLabelTask(
+            tokenizer,
+            packer,
+            threshold=job.threshold,
+            tune_threshold=job.tune_threshold,
+            separator=job.label_sets().separator,
+            **parts,
+        )
     return SentenceTask(tokenizer, packer, **parts)
 
 
@@ -172,8 +233,11 @@ def _glue_parts(job: GlueJob) -> dict:
         return float_labels(data) if task.is_regression else encode_labels(data, list(task.submission_labels))
 
     train = load("train", "train.tsv", True)
-    devs = {suffix: (data, targets(data)) for suffix, (split, file) in task.dev.items()
-            for data in [load(split, file, True)]}
+    devs = {
+        suffix: (data, targets(data))
+        for suffix, (split, file) in task.dev.items()
+        for data in [load(split, file, True)]
+    }
     tests, submissions = {}, {}
     for name, (split, file) in task.test.items():
         if job.data_dir and not os.path.exists(os.path.join(job.data_dir, file)):
@@ -183,9 +247,15 @@ def _glue_parts(job: GlueJob) -> dict:
     if task.name == "mnli" and _ax_available(job):
         ax = glue.TASKS["ax"]
         tests["AX.tsv"], submissions["AX.tsv"] = load("test", "diagnostic.tsv", False, ax), ax
-    return dict(train=train, train_targets=targets(train), devs=devs, tests=tests,
-                label_names=None if task.is_regression else task.label_names, metrics=task.metrics,
-                submission=lambda name, ids, predicted: glue.submission_text(submissions[name], ids, predicted))
+    return dict(
+        train=train,
+        train_targets=targets(train),
+        devs=devs,
+        tests=tests,
+        label_names=None if task.is_regression else task.label_names,
+        metrics=task.metrics,
+        submission=lambda name, ids, predicted: glue.submission_text(submissions[name], ids, predicted),
+    )
 
 
 def _ax_available(job: GlueJob) -> bool:
@@ -205,48 +275,82 @@ def _custom_parts(job: GlueJob) -> dict:
     label_sets = job.label_sets() if job.task_type == "multi_label" else None
 
     def load(path, labeled, ids=True):
-        return read_sentence_file(path, text_a=job.text_a, text_b=job.text_b, label=job.label if labeled else "",
-                                  id_column=job.id_column if ids else "", quoting=job.quoting,
-                                  skip_bad_rows=job.skip_bad_rows, label_sets=label_sets if labeled else None)
+        return read_sentence_file(
+            path,
+            text_a=job.text_a,
+            text_b=job.text_b,
+            label=job.label if labeled else "",
+            id_column=job.id_column if ids else "",
+            quoting=job.quoting,
+            skip_bad_rows=job.skip_bad_rows,
+            label_sets=label_sets if labeled else None,
+        )
 
     # The training file needs no ids: no predictions are written for it.
     train, dev = load(job.train_file, True, ids=False), load(job.dev_file, True)
     tests = {"test_predictions.tsv": load(job.test_file, False)} if job.test_file else {}
     if job.task_type == "regression":
-        return dict(train=train, train_targets=float_labels(train), devs={"": (dev, float_labels(dev))},
-                    tests=tests, label_names=None, metrics=("pearson", "spearman", "neg_mse"))
+        return dict(
+            train=train,
+            train_targets=float_labels(train),
+            devs={"": (dev, float_labels(dev))},
+            tests=tests,
+            label_names=None,
+            metrics=("pearson", "spearman", "neg_mse"),
+        )
     if label_sets is not None:
         return _multi_label_parts(job, train, dev, tests, label_sets)
     label_names = _label_flag(job.labels) if job.labels else sorted_labels(train)
     if len(label_names) < 2:
-        raise SettingsError(f"{job.train_file}: only the label(s) {label_names} occur; classification needs at "
-                            "least two (or pass --labels a,b,... / --task_type regression).")
+        raise SettingsError(
+            f"{job.train_file}: only the label(s) {label_names} occur; classification needs at "
+            "least two (or pass --labels a,b,... / --task_type regression)."
+        )
     metrics = ("accuracy", "f1", "matthews_corrcoef") if len(label_names) == 2 else ("accuracy", "macro_f1")
     if len(label_names) == 2:
-        logger.info("f1 is the F1 of the class %r, the second of the labels %s (--labels %s,%s would make it %r).",
-                    label_names[1], label_names, label_names[1], label_names[0], label_names[0])
-    return dict(train=train, train_targets=encode_labels(train, label_names),
-                devs={"": (dev, encode_labels(dev, label_names))}, tests=tests, label_names=label_names,
-                metrics=metrics)
+        logger.info(
+            "f1 is the F1 of the class %r, the second of the labels %s (--labels %s,%s would make it %r).",
+            label_names[1],
+            label_names,
+            label_names[1],
+            label_names[0],
+            label_names[0],
+        )
+    return dict(
+        train=train,
+        train_targets=encode_labels(train, label_names),
+        devs={"": (dev, encode_labels(dev, label_names))},
+        tests=tests,
+        label_names=label_names,
+        metrics=metrics,
+    )
 
 
 def _multi_label_parts(job: GlueJob, train, dev, tests: dict, label_sets: LabelSets) -> dict:
     """`SentenceTask`'s data of a multi-label run: 0/1 targets `[n, labels]`, micro F1 first."""
     label_names = _label_flag(job.labels) if job.labels else sorted_labels(train, label_sets)
     if not label_names:
-        raise SettingsError(f"{job.train_file}: no example has a label; multi_label needs at least one (or pass "
-                            "--labels a,b,...).")
-    return dict(train=train, train_targets=encode_label_sets(train, label_names, label_sets),
-                devs={"": (dev, encode_label_sets(dev, label_names, label_sets))}, tests=tests,
-                label_names=label_names, metrics=("micro_f1",))
+        raise SettingsError(
+            f"{job.train_file}: no example has a label; multi_label needs at least one (or pass --labels a,b,...)."
+        )
+    return dict(
+        train=train,
+        train_targets=encode_label_sets(train, label_names, label_sets),
+        devs={"": (dev, encode_label_sets(dev, label_names, label_sets))},
+        tests=tests,
+        label_names=label_names,
+        metrics=("micro_f1",),
+    )
 
 
 def _check_separator(names: list[str], separator: str) -> None:
     """Refuses --labels names that hold the multi-label separator."""
     holding = [name for name in names if separator in name]
     if holding:
-        raise SettingsError(f"--labels: {holding[0]!r} holds the label separator {separator!r}, which the prediction "
-                            "files put between labels: rename the label or choose another --label_separator.")
+        raise SettingsError(
+            f"--labels: {holding[0]!r} holds the label separator {separator!r}, which the prediction "
+            "files put between labels: rename the label or choose another --label_separator."
+        )
 
 
 def _label_flag(labels: str) -> list[str]:
@@ -254,8 +358,9 @@ def _label_flag(labels: str) -> list[str]:
     try:
         names = [class_label(name) for name in labels.split(",")]
     except ValueError as error:
-        raise SettingsError(f"--labels {labels!r}: {error}; give comma-separated names, e.g. --labels neg,pos.") \
-            from None
+        raise SettingsError(
+            f"--labels {labels!r}: {error}; give comma-separated names, e.g. --labels neg,pos."
+        ) from None
     if len(set(names)) != len(names):
         raise SettingsError(f"--labels {labels!r} names a class twice (as {names}).")
     return names
@@ -269,26 +374,41 @@ def predict_ax(job: GlueJob) -> dict:
         spec = None
     ax = glue.TASKS["ax"]
     if spec is None or spec.labels != tuple(ax.label_names):
-        raise SettingsError(f"--task ax predicts with a fine-tuned MNLI model: --init {job.init} must be the "
-                            f"model_dir of a `--task mnli` run (model.keras, task.json with labels "
-                            f"{list(ax.label_names)}).")
+        raise SettingsError(
+            f"--task ax predicts with a fine-tuned MNLI model: --init {job.init} must be the "
+            f"model_dir of a `--task mnli` run (model.keras, task.json with labels "
+            f"{list(ax.label_names)})."
+        )
     vocab, tokenizer = text_pipeline(dataclasses.replace(job, lower_case=spec.lower_case))
     configure_gpu_compiles()
     packer = dynamic_packer(spec.seq_length, vocab, job.xla)
-    data = (glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows) if job.data_dir else
-            glue.load_tfds(ax, "test"))
-    task = SentenceTask(tokenizer, packer, train=None, train_targets=None, devs={}, tests={"AX.tsv": data},
-                        label_names=ax.label_names, metrics=("accuracy",), doc_stride=spec.doc_stride,
-                        window_pooling=spec.window_pooling or "mean",
-                        submission=lambda name, ids, predicted: glue.submission_text(ax, ids, predicted))
+    data = (
+        glue.load_tsv(ax, job.data_dir, "diagnostic.tsv", False, job.skip_bad_rows)
+        if job.data_dir
+        else glue.load_tfds(ax, "test")
+    )
+    task = SentenceTask(
+        tokenizer,
+        packer,
+        train=None,
+        train_targets=None,
+        devs={},
+        tests={"AX.tsv": data},
+        label_names=ax.label_names,
+        metrics=("accuracy",),
+        doc_stride=spec.doc_stride,
+        window_pooling=spec.window_pooling or "mean",
+        submission=lambda name, ids, predicted: glue.submission_text(ax, ids, predicted),
+    )
     os.makedirs(job.model_dir, exist_ok=True)
     task.write_predictions(dataset_predictor(model, job.xla), job.model_dir)
     print(f"Wrote {os.path.join(job.model_dir, 'AX.tsv')} ({len(data)} examples).", flush=True)
     return {"metrics": {}, "predictions": os.path.join(job.model_dir, "AX.tsv")}
 
 
-parse_args, main = common.command(GlueJob, run, "Fine-tune BERT on GLUE or on your own sentence (pair) "
-                                  "classification/regression data.")
+parse_args, main = common.command(
+    GlueJob, run, "Fine-tune BERT on GLUE or on your own sentence (pair) classification/regression data."
+)
 
 if __name__ == "__main__":
     main(sys.argv[1:])

@@ -59,7 +59,7 @@ def setting_files(value: str) -> list[str]:
 
 
 def file_digest(path: str) -> str:
-    """"sha256:<hex>" of the file, or "sampled-sha256:<hex>" of its size and windows when it is large."""
+    """ "sha256:<hex>" of the file, or "sampled-sha256:<hex>" of its size and windows when it is large."""
     stat = os.stat(path)
     return _digest(path, stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
@@ -83,5 +83,8 @@ def _digest(path: str, size: int, mtime_ns: int, inode: int) -> str:
 def differences(saved: dict[str, str], new: dict[str, str]) -> list[str]:
     """What changed between two `{file key: digest}` of one setting, e.g. ["train.tsv changed", "b.txt added"]."""
     changed = [f"{key} changed" for key in sorted(set(saved) & set(new)) if saved[key] != new[key]]
-    return (changed + [f"{key} removed" for key in sorted(set(saved) - set(new))]
-            + [f"{key} added" for key in sorted(set(new) - set(saved))])
+    return (
+        changed
+        + [f"{key} removed" for key in sorted(set(saved) - set(new))]
+        + [f"{key} added" for key in sorted(set(new) - set(saved))]
+    )

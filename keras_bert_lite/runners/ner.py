@@ -38,8 +38,12 @@ class NerJob(LongTextJob):
 
     epochs: int = redefault(FinetuneJob, "epochs", 4)
     learning_rate: float = redefault(FinetuneJob, "learning_rate", 5e-5)
-    train_file: str = flag("", "CoNLL file: `word ... TAG` lines, a blank line between sentences (default: "
-                           "tensorflow-datasets conll2003)", input_path=True, group="data")
+    train_file: str = flag(
+        "",
+        "CoNLL file: `word ... TAG` lines, a blank line between sentences (default: tensorflow-datasets conll2003)",
+        input_path=True,
+        group="data",
+    )
     dev_file: str = flag("", "CoNLL file of the dev sentences", input_path=True, group="data")
     test_file: str = flag("", "optional: sentences to tag (tags may be dummies)", input_path=True, group="data")
 
@@ -52,6 +56,7 @@ class NerJob(LongTextJob):
 
 def run(job: NerJob) -> dict:
     """Fine-tunes (once per seed); returns the metrics.json content."""
+
     def make_task(tokenizer, packer):
         if job.train_file:
             train, dev = (ner.read_conll(f, skip_bad_rows=job.skip_bad_rows) for f in (job.train_file, job.dev_file))
@@ -59,6 +64,7 @@ def run(job: NerJob) -> dict:
         else:
             train, dev, test = ner.load_tfds("train"), ner.load_tfds("dev"), ner.load_tfds("test")
         return NerTask(tokenizer, packer, train, dev, test, doc_stride=job.window_stride())
+
     return run_finetuning(job, make_task)
 
 

@@ -48,30 +48,57 @@ logger = logging.getLogger("keras_bert_lite.pairs")
 class PairsJob(FinetuneJob):
     """Settings of a pair-training run (one flag each)."""
 
-    train_file: str = flag("", ".tsv, .csv (with a header line) or .jsonl: one (anchor, positive) pair per row",
-                           input_path=True, group="data", required=True)
-    dev_file: str = flag("", "pairs whose retrieval picks the best epoch and gives the metrics", input_path=True,
-                         group="data", required=True)
+    train_file: str = flag(
+        "",
+        ".tsv, .csv (with a header line) or .jsonl: one (anchor, positive) pair per row",
+        input_path=True,
+        group="data",
+        required=True,
+    )
+    dev_file: str = flag(
+        "",
+        "pairs whose retrieval picks the best epoch and gives the metrics",
+        input_path=True,
+        group="data",
+        required=True,
+    )
     anchor: str = flag("anchor", "column of the first text of each pair", group="data")
     positive: str = flag("positive", "column of the second text, the one its anchor is to retrieve", group="data")
-    id_column: str = flag("", "column of pair ids in the dev file, for dev_predictions.tsv (default: the row "
-                          "number)", group="data")
-    quoting: str = flag("auto", "double quotes in the .tsv/.csv files (as kbl-glue's --quoting)", group="data",
-                        choices=QUOTING)
-    pooling: str = flag("", "how token vectors become a text's vector (default: as --init pools: a sentence-"
-                        "transformers checkpoint, an earlier kbl-pairs run; else mean)", group="embedding",
-                        choices=POOLING_MODES)
-    normalize: bool | None = flag(None, "divide each vector by its length (default: as --init does; else true)",
-                                  group="embedding", type=true_or_false, metavar="true|false")
-    scale: float = flag(20.0, "the loss's scale: cosine similarities are multiplied by it before the softmax over "
-                        "the batch's positives", group="embedding", type=float, above=0)
+    id_column: str = flag(
+        "", "column of pair ids in the dev file, for dev_predictions.tsv (default: the row number)", group="data"
+    )
+    quoting: str = flag(
+        "auto", "double quotes in the .tsv/.csv files (as kbl-glue's --quoting)", group="data", choices=QUOTING
+    )
+    pooling: str = flag(
+        "",
+        "how token vectors become a text's vector (default: as --init pools: a sentence-"
+        "transformers checkpoint, an earlier kbl-pairs run; else mean)",
+        group="embedding",
+        choices=POOLING_MODES,
+    )
+    normalize: bool | None = flag(
+        None,
+        "divide each vector by its length (default: as --init does; else true)",
+        group="embedding",
+        type=true_or_false,
+        metavar="true|false",
+    )
+    scale: float = flag(
+        20.0,
+        "the loss's scale: cosine similarities are multiplied by it before the softmax over the batch's positives",
+        group="embedding",
+        type=float,
+        above=0,
+    )
 
     def check(self) -> None:
         """Refuses one column for both texts (and `RunJob.check`'s rules)."""
         super().check()
         if self.anchor == self.positive:
-            raise SettingsError(f"--anchor and --positive both name the column {self.anchor!r}: each pair needs two "
-                                "texts.")
+            raise SettingsError(
+                f"--anchor and --positive both name the column {self.anchor!r}: each pair needs two texts."
+            )
 
 
 def run(job: PairsJob) -> dict:
@@ -79,14 +106,25 @@ def run(job: PairsJob) -> dict:
     settings = pooling_settings(job)
 
     def make_task(tokenizer, packer):
-        read = functools.partial(read_pairs, anchor=job.anchor, positive=job.positive, quoting=job.quoting,
-                                 skip_bad_rows=job.skip_bad_rows)
+        read = functools.partial(
+            read_pairs, anchor=job.anchor, positive=job.positive, quoting=job.quoting, skip_bad_rows=job.skip_bad_rows
+        )
         train = read(job.train_file)
         if len(train) < job.batch_size:
-            raise SettingsError(f"--batch_size {job.batch_size}: {job.train_file} has {len(train)} pairs, fewer than "
-                                "one batch; pass a --batch_size of at most that.")
-        return PairsTask(tokenizer, packer, train, read(job.dev_file, id_column=job.id_column), settings=settings,
-                         scale=job.scale, batch_size=job.batch_size)
+            raise SettingsError(
+                f"--batch_size {job.batch_size}: {job.train_file} has {len(train)} pairs, fewer than "
+                "one batch; pass a --batch_size of at most that."
+            )
+        return PairsTask(
+            tokenizer,
+            packer,
+            train,
+            read(job.dev_file, id_column=job.id_column),
+            settings=settings,
+            scale=job.scale,
+            batch_size=job.batch_size,
+        )
+
     return run_finetuning(job, make_task)
 
 
@@ -95,11 +133,15 @@ def pooling_settings(job: PairsJob) -> EmbeddingSettings:
     pooling, normalised."""
     found = init_settings(job.init) if job.init else None
     base = found or EmbeddingSettings(normalize=True)
-    settings = EmbeddingSettings((job.pooling,) if job.pooling else base.pooling,
-                                 base.normalize if job.normalize is None else job.normalize)
-    logger.info("Pooling %s, %s (%s).", "+".join(settings.pooling),
-                "normalised" if settings.normalize else "not normalised",
-                f"as {job.init} says, unless a flag says otherwise" if found else "flags and defaults")
+    settings = EmbeddingSettings(
+        (job.pooling,) if job.pooling else base.pooling, base.normalize if job.normalize is None else job.normalize
+    )
+    logger.info(
+        "Pooling %s, %s (%s).",
+        "+".join(settings.pooling),
+        "normalised" if settings.normalize else "not normalised",
+        f"as {job.init} says, unless a flag says otherwise" if found else "flags and defaults",
+    )
     return settings
 
 
@@ -115,8 +157,9 @@ def init_settings(init: str) -> EmbeddingSettings | None:
     return EmbeddingSettings(pooling.modes, pooling.normalize) if pooling else None
 
 
-parse_args, main = common.command(PairsJob, run, "Train a text embedder on (anchor, positive) pairs with "
-                                  "in-batch negatives.")
+parse_args, main = common.command(
+    PairsJob, run, "Train a text embedder on (anchor, positive) pairs with in-batch negatives."
+)
 
 if __name__ == "__main__":
     main(sys.argv[1:])

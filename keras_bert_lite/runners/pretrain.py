@@ -42,19 +42,32 @@ from keras_bert_lite.xla import configure_gpu_compiles
 class PretrainingJob(common.RunJob):
     """Every setting of a pretraining run (one flag each)."""
 
-    input_files: str = flag("", "comma-separated globs of text files: one sentence per line, a blank line between "
-                            "documents (google-research/bert format)", input_path=True, group="data")
-    tfds_name: str = flag("", "or a tensorflow-datasets text dataset, e.g. wikipedia/20230601.en (streamed)",
-                          group="data")
+    input_files: str = flag(
+        "",
+        "comma-separated globs of text files: one sentence per line, a blank line between "
+        "documents (google-research/bert format)",
+        input_path=True,
+        group="data",
+    )
+    tfds_name: str = flag(
+        "", "or a tensorflow-datasets text dataset, e.g. wikipedia/20230601.en (streamed)", group="data"
+    )
     tfds_split: str = flag("train", "the tensorflow-datasets split", group="data")
     max_predictions: int = flag(20, "masked positions per sequence", group="data", type=int, minimum=1)
     whole_word_masking: bool = flag(False, "mask every piece of a chosen word", group="data", action="store_true")
-    short_seq_prob: float = flag(0.1, "share of sequences cut to a random shorter length", group="data", type=float,
-                                 minimum=0, maximum=1)
-    window_docs: int = flag(256, "documents per window; a NotNext B comes from another document of the window",
-                            group="data", type=int, minimum=2)
-    shuffle_buffer: int = flag(10_000, "examples in the shuffle buffer (1: no shuffling)", group="data", type=int,
-                               minimum=1)
+    short_seq_prob: float = flag(
+        0.1, "share of sequences cut to a random shorter length", group="data", type=float, minimum=0, maximum=1
+    )
+    window_docs: int = flag(
+        256,
+        "documents per window; a NotNext B comes from another document of the window",
+        group="data",
+        type=int,
+        minimum=2,
+    )
+    shuffle_buffer: int = flag(
+        10_000, "examples in the shuffle buffer (1: no shuffling)", group="data", type=int, minimum=1
+    )
     learning_rate: float = redefault(common.RunJob, "learning_rate", 1e-4)
     steps: int = flag(1000, "training steps (batches)", type=int, minimum=1)
     warmup_steps: int = flag(-1, "steps of linear warmup; 0: none; -1: 10% of --steps", type=int, minimum=-1)
@@ -68,8 +81,9 @@ class PretrainingJob(common.RunJob):
         """Refuses both or neither of --input_files and --tfds_name (and `RunJob.check`'s rules)."""
         super().check()
         if bool(self.input_files) == bool(self.tfds_name):
-            raise SettingsError("Give exactly one of --input_files (text files) and --tfds_name (a "
-                                "tensorflow-datasets text dataset).")
+            raise SettingsError(
+                "Give exactly one of --input_files (text files) and --tfds_name (a tensorflow-datasets text dataset)."
+            )
 
 
 # The shape of a batch: the checkpointed position in the data stream holds batches of it.
@@ -83,7 +97,7 @@ def run(job: PretrainingJob) -> list[dict]:
     if resuming:
         common.check_settings(job, fixed=BATCH_SHAPE)
         common.check_not_shorter(job.model_dir, "steps", job.steps)
-    strategy = resolve_strategy(job.strategy, job.tpu)   # first: multi-worker/TPU set-up precedes other TF work
+    strategy = resolve_strategy(job.strategy, job.tpu)  # first: multi-worker/TPU set-up precedes other TF work
     chief = is_chief(strategy)
     common.set_precision(job)
     configure_gpu_compiles()
@@ -96,9 +110,14 @@ def run(job: PretrainingJob) -> list[dict]:
         # --steps and --warmup_steps count batches; the schedule counts optimizer updates.
         updates = max(1, job.steps // job.accumulation_steps)
         warmup = (job.warmup_steps if job.warmup_steps >= 0 else job.steps // 10) // job.accumulation_steps
-        optimizer = create_optimizer(job.optimizer, learning_rate=job.learning_rate, total_steps=updates,
-                                     warmup_steps=warmup, weight_decay=job.weight_decay,
-                                     accumulation_steps=job.accumulation_steps)
+        optimizer = create_optimizer(
+            job.optimizer,
+            learning_rate=job.learning_rate,
+            total_steps=updates,
+            warmup_steps=warmup,
+            weight_decay=job.weight_decay,
+            accumulation_steps=job.accumulation_steps,
+        )
         if job.mixed_precision == "fp16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
 
@@ -116,17 +135,37 @@ def run(job: PretrainingJob) -> list[dict]:
             documents = tfds_documents(job.tfds_name, job.tfds_split, seed=job.seed, input_context=context)
         else:
             by_file = shards > 1 and len(expand_patterns(job.input_files)) >= shards
-            documents = text_file_documents(job.input_files, seed=job.seed, num_shards=shards if by_file else 1,
-                                            shard=shard if by_file else 0, window_docs=job.window_docs)
+            documents = text_file_documents(
+                job.input_files,
+                seed=job.seed,
+                num_shards=shards if by_file else 1,
+                shard=shard if by_file else 0,
+                window_docs=job.window_docs,
+            )
         return pretraining_dataset(
-            documents, tokenizer, packer, masker, short_seq_prob=job.short_seq_prob,
-            window_docs=job.window_docs, shuffle_buffer=job.shuffle_buffer,
+            documents,
+            tokenizer,
+            packer,
+            masker,
+            short_seq_prob=job.short_seq_prob,
+            window_docs=job.window_docs,
+            shuffle_buffer=job.shuffle_buffer,
             seed=job.seed + (1_000_003 * shard if by_file else 0),
-            num_shards=1 if by_file else shards, shard=0 if by_file else shard)
+            num_shards=1 if by_file else shards,
+            shard=0 if by_file else shard,
+        )
 
-    trainer = Trainer(pretrainer, optimizer, strategy, job.model_dir, checkpoint_every=job.checkpoint_every,
-                      steps_per_loop=min(job.log_every, job.checkpoint_every), jit_compile=job.xla,
-                      before_save=record_settings, divergence_advice=common.divergence_advice(job))
+    trainer = Trainer(
+        pretrainer,
+        optimizer,
+        strategy,
+        job.model_dir,
+        checkpoint_every=job.checkpoint_every,
+        steps_per_loop=min(job.log_every, job.checkpoint_every),
+        jit_compile=job.xla,
+        before_save=record_settings,
+        divergence_advice=common.divergence_advice(job),
+    )
     history = trainer.train(dataset_fn, job.batch_size, job.steps, log_every=job.log_every, verbose=not job.quiet)
 
     if chief:
@@ -136,8 +175,9 @@ def run(job: PretrainingJob) -> list[dict]:
     return history
 
 
-parse_args, main = common.command(PretrainingJob, run, "BERT pretraining (MLM + NSP) with on-the-fly dynamic "
-                                  "masking and next-sentence pairs.")
+parse_args, main = common.command(
+    PretrainingJob, run, "BERT pretraining (MLM + NSP) with on-the-fly dynamic masking and next-sentence pairs."
+)
 
 if __name__ == "__main__":
     main(sys.argv[1:])

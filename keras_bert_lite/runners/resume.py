@@ -28,13 +28,31 @@ logger = logging.getLogger(__name__)
 
 # Settings that do not change what a step computes (the run's length changes its schedule: a warning says so).
 # model_dir is the directory being resumed, however it is spelt.
-RESUMABLE = frozenset({"steps", "epochs", "checkpoint_every", "log_every", "quiet", "verbose", "strategy", "tpu",
-                       "xla", "allow_flag_change", "model_dir"})
+RESUMABLE = frozenset(
+    {
+        "steps",
+        "epochs",
+        "checkpoint_every",
+        "log_every",
+        "quiet",
+        "verbose",
+        "strategy",
+        "tpu",
+        "xla",
+        "allow_flag_change",
+        "model_dir",
+    }
+)
 SCHEDULE_LENGTH = frozenset({"steps", "epochs"})
 
 
-def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fixed: tuple[str, ...] = (),
-                 defaults: dict | None = None) -> None:
+def check_resume(
+    run_dir: str,
+    settings: dict,
+    allowed: tuple[str, ...] = (),
+    fixed: tuple[str, ...] = (),
+    defaults: dict | None = None,
+) -> None:
     """Refuses to resume the run in `run_dir` with settings that differ from its saved `flags.json`.
 
     A path spelt another way (relative or absolute, a trailing slash) is the same setting.
@@ -53,16 +71,20 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
     """
     saved = _read_json(os.path.join(run_dir, FLAGS_FILE), f"the settings of the checkpoints in {run_dir}")
     if saved is None:
-        logger.warning("%s has checkpoints but no %s: resuming without comparing the settings.", run_dir,
-                       FLAGS_FILE)
+        logger.warning("%s has checkpoints but no %s: resuming without comparing the settings.", run_dir, FLAGS_FILE)
         return
     new, defaults = json.loads(json.dumps(settings)), json.loads(json.dumps(defaults or {}))
     unknown = sorted(set(allowed) - set(new))
     if unknown:
-        raise SettingsError(f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are "
-                         f"{', '.join(sorted(new))}.")
-    changed = sorted(k for k in set(saved) | set(new) if not _same(saved.get(k), new.get(k))
-                     and not (k not in saved and k in defaults and _same(defaults[k], new.get(k))))
+        raise SettingsError(
+            f"--allow_flag_change {','.join(unknown)}: no such setting; the settings are {', '.join(sorted(new))}."
+        )
+    changed = sorted(
+        k
+        for k in set(saved) | set(new)
+        if not _same(saved.get(k), new.get(k))
+        and not (k not in saved and k in defaults and _same(defaults[k], new.get(k)))
+    )
     refused = [k for k in changed if k in fixed or (k not in RESUMABLE and k not in allowed)]
     if refused:
         listed = "; ".join(f"--{k} {_show(saved.get(k))} then, {_show(new.get(k))} now" for k in refused)
@@ -71,16 +93,30 @@ def check_resume(run_dir: str, settings: dict, allowed: tuple[str, ...] = (), fi
         raise SettingsError(
             f"{run_dir} holds checkpoints made with other settings, so it cannot resume with these: "
             f"{listed}. Run with the same values, use a new --model_dir (--init {run_dir} starts from its weights)"
-            + (f", or accept the change with --allow_flag_change {','.join(acceptable)}" if acceptable else "") + "."
-            + (f" {' and '.join(stuck)} cannot change in a resumed run: its checkpoint's position in the data holds "
-               "batches of the old shape." if stuck else ""))
+            + (f", or accept the change with --allow_flag_change {','.join(acceptable)}" if acceptable else "")
+            + "."
+            + (
+                f" {' and '.join(stuck)} cannot change in a resumed run: its checkpoint's position in the data holds "
+                "batches of the old shape."
+                if stuck
+                else ""
+            )
+        )
     for key in changed:
         if key in SCHEDULE_LENGTH:
-            logger.warning("Resuming with --%s %s (was %s): the learning-rate schedule is now computed for the new "
-                           "length.", key, _show(new.get(key)), _show(saved.get(key)))
+            logger.warning(
+                "Resuming with --%s %s (was %s): the learning-rate schedule is now computed for the new length.",
+                key,
+                _show(new.get(key)),
+                _show(saved.get(key)),
+            )
         elif key not in RESUMABLE:
-            logger.warning("Resuming with --%s %s (was %s), as --allow_flag_change accepts.", key,
-                           _show(new.get(key)), _show(saved.get(key)))
+            logger.warning(
+                "Resuming with --%s %s (was %s), as --allow_flag_change accepts.",
+                key,
+                _show(new.get(key)),
+                _show(saved.get(key)),
+            )
 
 
 def check_inputs(run_dir: str, digests: dict[str, dict[str, str]], allowed: tuple[str, ...] = ()) -> None:
@@ -98,18 +134,25 @@ def check_inputs(run_dir: str, digests: dict[str, dict[str, str]], allowed: tupl
     saved = _read_json(os.path.join(run_dir, INPUTS_FILE), f"the digests of the files the run in {run_dir} read")
     if saved is None:
         return
-    changed = {name: what for name in sorted(set(saved) | set(digests))
-               if (what := differences(saved.get(name, {}), digests.get(name, {})))}
+    changed = {
+        name: what
+        for name in sorted(set(saved) | set(digests))
+        if (what := differences(saved.get(name, {}), digests.get(name, {})))
+    }
     for name in sorted(set(changed) & set(allowed)):
-        logger.warning("Resuming with --%s's files changed (%s), as --allow_flag_change accepts.", name,
-                       ", ".join(changed.pop(name)))
+        logger.warning(
+            "Resuming with --%s's files changed (%s), as --allow_flag_change accepts.",
+            name,
+            ", ".join(changed.pop(name)),
+        )
     if changed:
         listed = "; ".join(f"--{name}: {', '.join(what)}" for name, what in changed.items())
         names = ",".join(changed)
         raise SettingsError(
             f"{run_dir} holds checkpoints made from other file contents than its settings name now ({listed}). "
             f"Restore the files, use a new --model_dir (--init {run_dir} starts from its weights), or accept the "
-            f"change with --allow_flag_change {names}.")
+            f"change with --allow_flag_change {names}."
+        )
 
 
 def check_architecture(run_dir: str, config: dict) -> None:
@@ -122,17 +165,18 @@ def check_architecture(run_dir: str, config: dict) -> None:
     Raises:
         SettingsError: the architectures differ; the message names each differing field.
     """
-    saved = _read_json(os.path.join(run_dir, MODEL_CONFIG_FILE),
-                       f"the architecture of the checkpoints in {run_dir}")
+    saved = _read_json(os.path.join(run_dir, MODEL_CONFIG_FILE), f"the architecture of the checkpoints in {run_dir}")
     if saved is None:
         return
     new = json.loads(json.dumps(config))
     changed = sorted(k for k in set(saved) | set(new) if saved.get(k) != new.get(k))
     if changed:
         listed = "; ".join(f"{k} {saved.get(k)} then, {new.get(k)} now" for k in changed)
-        raise SettingsError(f"{run_dir} holds checkpoints of another model architecture ({listed}): they cannot be "
-                         "restored into this one. Use the run's --preset/--config/--init (see its flags.json), or a "
-                         "new --model_dir.")
+        raise SettingsError(
+            f"{run_dir} holds checkpoints of another model architecture ({listed}): they cannot be "
+            "restored into this one. Use the run's --preset/--config/--init (see its flags.json), or a "
+            "new --model_dir."
+        )
 
 
 def save_flags(run_dir: str, settings: dict) -> None:
@@ -162,16 +206,24 @@ def _read_json(path: str, what: str):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except (OSError, ValueError) as error:
-        raise SettingsError(f"{path}: unreadable ({error}); it records {what}. Restore it (or delete it to resume "
-                            "without the check), or start a new --model_dir.") from None
+        raise SettingsError(
+            f"{path}: unreadable ({error}); it records {what}. Restore it (or delete it to resume "
+            "without the check), or start a new --model_dir."
+        ) from None
 
 
 def _same(saved, new) -> bool:
     """Equal, or two spellings of one existing path."""
     if saved == new:
         return True
-    return (isinstance(saved, str) and isinstance(new, str) and bool(saved) and bool(new)
-            and os.path.exists(new) and os.path.realpath(saved) == os.path.realpath(new))
+    return (
+        isinstance(saved, str)
+        and isinstance(new, str)
+        and bool(saved)
+        and bool(new)
+        and os.path.exists(new)
+        and os.path.realpath(saved) == os.path.realpath(new)
+    )
 
 
 def _show(value) -> str:

@@ -24,7 +24,7 @@ import socket
 
 try:
     import fcntl
-except ImportError:     # Windows
+except ImportError:  # Windows
     fcntl = None
 
 from keras_bert_lite.artifacts import RUN_LOCK_FILE
@@ -42,8 +42,10 @@ def run_dir_lock(run_dir: str):
         SettingsError: `run_dir` is a file, or another process holds its lock; the message names the way out.
     """
     if os.path.exists(run_dir) and not os.path.isdir(run_dir):
-        raise SettingsError(f"--model_dir {run_dir}: is a file; the run's directory goes there. Pass a new "
-                            "directory, or the run directory to resume.")
+        raise SettingsError(
+            f"--model_dir {run_dir}: is a file; the run's directory goes there. Pass a new "
+            "directory, or the run directory to resume."
+        )
     if fcntl is None:
         yield
         return
@@ -54,7 +56,7 @@ def run_dir_lock(run_dir: str):
         try:
             yield
         except BaseException:
-            remove_unused_dirs(created, allowed=(path,))     # still locked: no other command is in it
+            remove_unused_dirs(created, allowed=(path,))  # still locked: no other command is in it
             raise
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
@@ -67,8 +69,10 @@ def _take(lock, run_dir: str) -> None:
     except BlockingIOError:
         lock.seek(0)
         holder = lock.read().strip() or "another process"
-        raise SettingsError(f"{run_dir} is in use by {holder}: two runs in one directory would overwrite each "
-                            "other's checkpoints. Wait for it to end, or give another --model_dir.") from None
+        raise SettingsError(
+            f"{run_dir} is in use by {holder}: two runs in one directory would overwrite each "
+            "other's checkpoints. Wait for it to end, or give another --model_dir."
+        ) from None
     lock.truncate(0)
     started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     lock.write(f"process {os.getpid()} on {socket.gethostname()}, since {started}\n")
@@ -77,8 +81,10 @@ def _take(lock, run_dir: str) -> None:
 
 def holds_run_dir(run):
     """Decorates a command's `run(job, ...)`: the chief process holds `job.model_dir`'s lock while it runs."""
+
     @functools.wraps(run)
     def locked(job, *args, **kwargs):
         with run_dir_lock(job.model_dir) if is_chief_task() else contextlib.nullcontext():
             return run(job, *args, **kwargs)
+
     return locked

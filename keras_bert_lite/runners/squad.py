@@ -18,8 +18,8 @@ import sys
 
 from keras_bert_lite.data import squad
 from keras_bert_lite.runners import common
-from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
 from keras_bert_lite.runners.errors import SettingsError
+from keras_bert_lite.runners.finetune import FinetuneJob, run_finetuning
 from keras_bert_lite.runners.flags import flag, redefault
 from keras_bert_lite.runners.long_texts import WindowJob
 from keras_bert_lite.runners.tasks.span import SquadTask
@@ -33,17 +33,23 @@ class SquadJob(WindowJob):
     epochs: int = redefault(FinetuneJob, "epochs", 2)
     learning_rate: float = redefault(FinetuneJob, "learning_rate", 3e-5)
     version: str = flag("1.1", "SQuAD version (2.0 has unanswerable questions)", group="data", choices=("1.1", "2.0"))
-    train_file: str = flag("", "SQuAD JSON, e.g. train-v1.1.json (default: tensorflow-datasets squad/v<version>)",
-                           input_path=True, group="data")
+    train_file: str = flag(
+        "",
+        "SQuAD JSON, e.g. train-v1.1.json (default: tensorflow-datasets squad/v<version>)",
+        input_path=True,
+        group="data",
+    )
     predict_file: str = flag("", "SQuAD JSON to evaluate on, e.g. dev-v1.1.json", input_path=True, group="data")
     doc_stride: int = redefault(WindowJob, "doc_stride", 128)
     max_query_length: int = flag(64, "question tokens kept", group="windows and answers", type=int, minimum=1)
-    n_best_size: int = flag(20, "start and end candidates per window", group="windows and answers", type=int,
-                            minimum=1)
-    max_answer_length: int = flag(30, "longest answer, in tokens", group="windows and answers", type=int,
-                                  minimum=1)
-    null_score_diff_threshold: float = flag(0.0, "v2.0: answer 'no answer' when its score beats the best span's "
-                                            "by more than this", group="windows and answers", type=float)
+    n_best_size: int = flag(20, "start and end candidates per window", group="windows and answers", type=int, minimum=1)
+    max_answer_length: int = flag(30, "longest answer, in tokens", group="windows and answers", type=int, minimum=1)
+    null_score_diff_threshold: float = flag(
+        0.0,
+        "v2.0: answer 'no answer' when its score beats the best span's by more than this",
+        group="windows and answers",
+        type=float,
+    )
 
     def check(self) -> None:
         """Refuses one of --train_file and --predict_file without the other, and windows without room for the
@@ -59,16 +65,28 @@ class SquadJob(WindowJob):
 
 def run(job: SquadJob) -> dict:
     """Fine-tunes (once per seed); returns the metrics.json content."""
+
     def make_task(tokenizer, packer):
         if job.train_file:
-            train, dev = (squad.read_squad_json(f, version_2=job.version == "2.0", skip_bad_rows=job.skip_bad_rows)
-                          for f in (job.train_file, job.predict_file))
+            train, dev = (
+                squad.read_squad_json(f, version_2=job.version == "2.0", skip_bad_rows=job.skip_bad_rows)
+                for f in (job.train_file, job.predict_file)
+            )
         else:
             train, dev = squad.load_tfds(job.version, "train"), squad.load_tfds(job.version, "validation")
-        return SquadTask(tokenizer, packer, train, dev, doc_stride=job.doc_stride,
-                         max_query_length=job.max_query_length, n_best_size=job.n_best_size,
-                         max_answer_length=job.max_answer_length, version_2=job.version == "2.0",
-                         null_score_diff_threshold=job.null_score_diff_threshold)
+        return SquadTask(
+            tokenizer,
+            packer,
+            train,
+            dev,
+            doc_stride=job.doc_stride,
+            max_query_length=job.max_query_length,
+            n_best_size=job.n_best_size,
+            max_answer_length=job.max_answer_length,
+            version_2=job.version == "2.0",
+            null_score_diff_threshold=job.null_score_diff_threshold,
+        )
+
     return run_finetuning(job, make_task)
 
 

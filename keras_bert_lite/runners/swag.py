@@ -24,19 +24,23 @@ class SwagJob(FinetuneJob):
     """Settings of a SWAG run (one flag each)."""
 
     batch_size: int = redefault(FinetuneJob, "batch_size", 16)
-    train_file: str = flag("", "SWAG CSV: sent1, sent2, ending0..ending3, label", input_path=True, group="data",
-                           required=True)
+    train_file: str = flag(
+        "", "SWAG CSV: sent1, sent2, ending0..ending3, label", input_path=True, group="data", required=True
+    )
     dev_file: str = flag("", "SWAG CSV of the dev examples", input_path=True, group="data", required=True)
     test_file: str = flag("", "optional: unlabeled examples to predict", input_path=True, group="data")
 
 
 def run(job: SwagJob) -> dict:
     """Fine-tunes (once per seed); returns the metrics.json content."""
+
     def make_task(tokenizer, packer):
         train, dev = (swag.read_swag_csv(f, skip_bad_rows=job.skip_bad_rows) for f in (job.train_file, job.dev_file))
-        test = swag.read_swag_csv(job.test_file, skip_bad_rows=job.skip_bad_rows, labeled=False) \
-            if job.test_file else None
+        test = (
+            swag.read_swag_csv(job.test_file, skip_bad_rows=job.skip_bad_rows, labeled=False) if job.test_file else None
+        )
         return SwagTask(tokenizer, packer, train, dev, test)
+
     return run_finetuning(job, make_task)
 
 

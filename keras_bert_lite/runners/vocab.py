@@ -36,18 +36,35 @@ logger = logging.getLogger(__name__)
 class VocabJob(CommandJob):
     """The settings of kbl-vocab (one flag each)."""
 
-    input: tuple = flag((), "text files, UTF-8, plain or gzip, one line per sentence", group="vocabulary",
-                        nargs="+", required=True)
-    output: str = flag("", "vocab.txt to write, or a directory (ending in /) to write vocab.txt in "
-                       "(tokenizer_config.json, with the casing, goes beside it)",
-                       group="vocabulary", required=True)
-    lower_case: bool = flag(None, "true: an uncased vocabulary (text lower-cased, accents stripped); false: cased",
-                            group="vocabulary", type=true_or_false, metavar="true|false", required=True)
-    vocab_size: int = flag(30000, "tokens in the vocabulary, the reserved ones included", group="vocabulary",
-                           type=int, minimum=len(SPECIAL_TOKENS) + 1)
+    input: tuple = flag(
+        (), "text files, UTF-8, plain or gzip, one line per sentence", group="vocabulary", nargs="+", required=True
+    )
+    output: str = flag(
+        "",
+        "vocab.txt to write, or a directory (ending in /) to write vocab.txt in "
+        "(tokenizer_config.json, with the casing, goes beside it)",
+        group="vocabulary",
+        required=True,
+    )
+    lower_case: bool = flag(
+        None,
+        "true: an uncased vocabulary (text lower-cased, accents stripped); false: cased",
+        group="vocabulary",
+        type=true_or_false,
+        metavar="true|false",
+        required=True,
+    )
+    vocab_size: int = flag(
+        30000,
+        "tokens in the vocabulary, the reserved ones included",
+        group="vocabulary",
+        type=int,
+        minimum=len(SPECIAL_TOKENS) + 1,
+    )
     min_count: int = flag(2, "occurrences a word needs to be counted", group="vocabulary", type=int, minimum=1)
-    max_unique_chars: int = flag(2000, "most frequent characters kept as single-character tokens",
-                                 group="vocabulary", type=int, minimum=1)
+    max_unique_chars: int = flag(
+        2000, "most frequent characters kept as single-character tokens", group="vocabulary", type=int, minimum=1
+    )
 
 
 def _lines(path):
@@ -91,8 +108,10 @@ def output_path(job: VocabJob) -> str:
     if output.endswith(("/", os.sep)) or os.path.isdir(output):
         output = os.path.join(output, VOCAB_FILES[0])
     if os.path.isfile(output) and any(os.path.isfile(p) and os.path.samefile(output, p) for p in job.input):
-        raise SettingsError(f"--output {output}: is one of the --input files, which writing the vocabulary would "
-                            "overwrite; give another --output.")
+        raise SettingsError(
+            f"--output {output}: is one of the --input files, which writing the vocabulary would "
+            "overwrite; give another --output."
+        )
     return output
 
 
@@ -107,20 +126,29 @@ def size_warning(vocab, job: VocabJob) -> str:
 def _excess_reason(vocab, job: VocabJob) -> str:
     fixed = fixed_size(vocab)
     if fixed > job.vocab_size:
-        return (f"the reserved tokens and the characters kept (each also as ##c, so that every word can be spelt) "
-                f"are {fixed} already; a lower --max_unique_chars ({job.max_unique_chars}) keeps fewer characters "
-                "(the others read as [UNK])")
-    return ("the learner (as tf_text's) picks a whole-number word-frequency threshold, and on this corpus none "
-            f"gives between {math.ceil(job.vocab_size * (1 - SLACK_RATIO))} and {job.vocab_size} tokens")
+        return (
+            f"the reserved tokens and the characters kept (each also as ##c, so that every word can be spelt) "
+            f"are {fixed} already; a lower --max_unique_chars ({job.max_unique_chars}) keeps fewer characters "
+            "(the others read as [UNK])"
+        )
+    return (
+        "the learner (as tf_text's) picks a whole-number word-frequency threshold, and on this corpus none "
+        f"gives between {math.ceil(job.vocab_size * (1 - SLACK_RATIO))} and {job.vocab_size} tokens"
+    )
 
 
 def run(job: VocabJob):
     """Trains and writes the vocabulary (with its casing); returns it."""
     output = output_path(job)
     check_inputs(job.input)
-    check_casing_conflict(output, job.lower_case)        # before training, which can take minutes
-    vocab = train_vocab(_corpus_lines(job.input), job.vocab_size, job.lower_case, min_count=job.min_count,
-                        max_unique_chars=job.max_unique_chars)
+    check_casing_conflict(output, job.lower_case)  # before training, which can take minutes
+    vocab = train_vocab(
+        _corpus_lines(job.input),
+        job.vocab_size,
+        job.lower_case,
+        min_count=job.min_count,
+        max_unique_chars=job.max_unique_chars,
+    )
     warning = size_warning(vocab, job)
     if warning:
         logger.warning("%s: %s", output, warning)

@@ -29,9 +29,9 @@ import time
 
 from keras_bert_lite.serving.batcher import Batcher
 from keras_bert_lite.serving.config_poller import ConfigPoller
+from keras_bert_lite.serving.errors import ServingError
 from keras_bert_lite.serving.flags import DEFAULT_BATCH_TIMEOUT_MS, parse_args, request_limits
 from keras_bert_lite.serving.health import Health
-from keras_bert_lite.serving.errors import ServingError
 from keras_bert_lite.serving.limits import MIB
 from keras_bert_lite.serving.manager import ModelManager
 from keras_bert_lite.serving.metrics import Metrics
@@ -53,8 +53,10 @@ def register_tf_text_ops(enabled):
     """Imports tensorflow_text (registering its ops, as stock TF Serving links them) unless disabled."""
     if not enabled:
         if "tensorflow_text" in sys.modules:
-            raise SystemExit("--no_tf_text: tensorflow_text was already imported (by keras_bert_lite's package "
-                             "imports), so its ops are registered; the check would be meaningless")
+            raise SystemExit(
+                "--no_tf_text: tensorflow_text was already imported (by keras_bert_lite's package "
+                "imports), so its ops are registered; the check would be meaningless"
+            )
         log.info("--no_tf_text: TF.Text ops are not registered; models that use them will fail to load")
         return
     try:
@@ -83,8 +85,9 @@ async def serve(args):
 
     health = Health()
     await health.start()
-    registry = ModelRegistry(_manager_factory(args), args.allow_version_labels_for_unavailable_models,
-                             on_change=health.set_model_threadsafe)
+    registry = ModelRegistry(
+        _manager_factory(args), args.allow_version_labels_for_unavailable_models, on_change=health.set_model_threadsafe
+    )
     workers = WorkerPool(args.max_concurrent_requests)
     metrics = Metrics(lambda: {name: registry.version_states(name) for name in registry.names()}, workers.busy)
     batcher = None
@@ -94,8 +97,9 @@ async def serve(args):
     answerer = Answerer(workers, args.max_message_mb * MIB, metrics)
     predictions = PredictionService(registry, answerer, request_limits(args), batcher)
     models = ModelService(registry, answerer)
-    server = ModelServer([predictions.handler(), models.handler()], args.host, args.port, args.max_message_mb,
-                         _read_tls(args))
+    server = ModelServer(
+        [predictions.handler(), models.handler()], args.host, args.port, args.max_message_mb, _read_tls(args)
+    )
     health.add_to(server.grpc_server)
     rest = _rest_server(args, RestApi(predictions, models, answerer), metrics)
     try:
@@ -112,12 +116,23 @@ async def serve(args):
         poller = ConfigPoller(args.model_config_file, registry, args.model_config_file_poll_wait_seconds)
         poller.start()
     await rest.start()
-    log.info("Exporting HTTP/REST API at %s:%d (TLS %s, metrics %s)", args.host, rest_port,
-             "on" if args.ssl_cert else "off", f"at {args.metrics_path}" if args.metrics_path else "off")
+    log.info(
+        "Exporting HTTP/REST API at %s:%d (TLS %s, metrics %s)",
+        args.host,
+        rest_port,
+        "on" if args.ssl_cert else "off",
+        f"at {args.metrics_path}" if args.metrics_path else "off",
+    )
     await server.start()
-    log.info("Running gRPC ModelServer at %s:%d (models %s, batching %s, %d requests at once, TLS %s)", args.host,
-             port, ", ".join(registry.names()) or "none", f"up to {batcher.max_batch_size}" if batcher else "off",
-             args.max_concurrent_requests, "on" if args.ssl_cert else "off")
+    log.info(
+        "Running gRPC ModelServer at %s:%d (models %s, batching %s, %d requests at once, TLS %s)",
+        args.host,
+        port,
+        ", ".join(registry.names()) or "none",
+        f"up to {batcher.max_batch_size}" if batcher else "off",
+        args.max_concurrent_requests,
+        "on" if args.ssl_cert else "off",
+    )
     await stop.wait()
     deadline = time.monotonic() + SHUTDOWN_GRACE_SECONDS
     log.info("Shutting down: no new requests, finishing in-flight ones")
@@ -132,9 +147,13 @@ async def serve(args):
 
 def _manager_factory(args):
     """Callable (ModelConfig, on_change) -> ModelManager, as the flags configure every model's manager."""
-    return functools.partial(ModelManager, poll_seconds=args.poll_seconds,
-                             load=WarmingLoader(request_limits(args), args.enable_model_warmup),
-                             load_timeout_seconds=args.load_timeout_seconds, max_load_retries=args.max_load_retries)
+    return functools.partial(
+        ModelManager,
+        poll_seconds=args.poll_seconds,
+        load=WarmingLoader(request_limits(args), args.enable_model_warmup),
+        load_timeout_seconds=args.load_timeout_seconds,
+        max_load_retries=args.max_load_retries,
+    )
 
 
 async def _first_scan(models, configs, stop):
@@ -172,9 +191,12 @@ def _stop_threads(models, poller, workers, deadline):
 def _exit_leaving(threads):
     """Exits 0 at once, leaving `threads` (still inside TensorFlow, or blocked) behind: a normal interpreter exit
     would abort when one of them returns to Python. Logs them first and flushes every stream."""
-    log.warning("Exiting with threads still running %d s after the stop signal: %s (a load or a model run that "
-                "did not finish; an interpreter exit would abort when one returns to Python)",
-                SHUTDOWN_GRACE_SECONDS, ", ".join(threads))
+    log.warning(
+        "Exiting with threads still running %d s after the stop signal: %s (a load or a model run that "
+        "did not finish; an interpreter exit would abort when one returns to Python)",
+        SHUTDOWN_GRACE_SECONDS,
+        ", ".join(threads),
+    )
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -184,12 +206,19 @@ def _exit_leaving(threads):
 def _rest_server(args, api, metrics):
     """The REST server the flags describe (it shares --host, --ssl_cert and --ssl_key with gRPC)."""
     timeout_ms = args.rest_api_timeout_in_ms
-    return RestServer(api, args.host, args.rest_api_port, max_body_bytes=args.rest_api_max_body_mb * MIB,
-                      read_timeout_seconds=args.rest_api_read_timeout_seconds,
-                      timeout_seconds=timeout_ms / 1000 if timeout_ms else None,
-                      max_connections=args.rest_api_max_connections,
-                      tls=(args.ssl_cert, args.ssl_key) if args.ssl_cert else None, metrics=metrics,
-                      metrics_path=args.metrics_path, grace_seconds=SHUTDOWN_GRACE_SECONDS)
+    return RestServer(
+        api,
+        args.host,
+        args.rest_api_port,
+        max_body_bytes=args.rest_api_max_body_mb * MIB,
+        read_timeout_seconds=args.rest_api_read_timeout_seconds,
+        timeout_seconds=timeout_ms / 1000 if timeout_ms else None,
+        max_connections=args.rest_api_max_connections,
+        tls=(args.ssl_cert, args.ssl_key) if args.ssl_cert else None,
+        metrics=metrics,
+        metrics_path=args.metrics_path,
+        grace_seconds=SHUTDOWN_GRACE_SECONDS,
+    )
 
 
 def _read_tls(args):

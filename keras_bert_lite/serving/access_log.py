@@ -36,8 +36,10 @@ def log_call(method, request, response, code, seconds, request_bytes, peer, erro
         protocol: The front end the call came through: "grpc" or "rest".
     """
     name, version = model_and_version(request, response)
-    line = (f"access {method} model={escape(name) if name else '-'} version={version} status={code.name} "
-            f"latency_ms={seconds * 1000:.1f} request_bytes={request_bytes} peer={escape(peer)} protocol={protocol}")
+    line = (
+        f"access {method} model={escape(name) if name else '-'} version={version} status={code.name} "
+        f"latency_ms={seconds * 1000:.1f} request_bytes={request_bytes} peer={escape(peer)} protocol={protocol}"
+    )
     if error_id is not None:
         line += f" error_id={error_id}"
     log.info("%s", line)

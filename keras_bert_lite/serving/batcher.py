@@ -188,8 +188,9 @@ class _Batch:
         try:
             results = [_dropped(call) for call in self.calls]
             live = [index for index, result in enumerate(results) if result is None]
-            outcomes = _run_together(signature, [self.items[index] for index in live],
-                                     [self.sizes[index] for index in live])
+            outcomes = _run_together(
+                signature, [self.items[index] for index in live], [self.sizes[index] for index in live]
+            )
             for index, outcome in zip(live, outcomes):
                 results[index] = outcome
             self._results = results
@@ -216,13 +217,18 @@ def _run_together(signature, items, sizes):
         return [_outcome(signature.run, item) for item in items]
     total = sum(sizes)
     if not all(np.ndim(value) and len(value) == total for value in outputs.values()):
-        log.warning("signature '%s' returned outputs that are not batch-major (%s); it will run unbatched",
-                    signature.name, {key: np.shape(value) for key, value in outputs.items()})
+        log.warning(
+            "signature '%s' returned outputs that are not batch-major (%s); it will run unbatched",
+            signature.name,
+            {key: np.shape(value) for key, value in outputs.items()},
+        )
         signature.batchable = False
         return [_outcome(signature.run, item) for item in items]
     offsets = np.cumsum([0] + sizes)
-    return [(None, {key: value[start:end] for key, value in outputs.items()})
-            for start, end in zip(offsets[:-1], offsets[1:])]
+    return [
+        (None, {key: value[start:end] for key, value in outputs.items()})
+        for start, end in zip(offsets[:-1], offsets[1:])
+    ]
 
 
 def _dropped(call):

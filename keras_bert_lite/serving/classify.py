@@ -43,8 +43,10 @@ def run_classify(servable, request, limits, run):
     _check_signature(signature)
     examples = serialized_examples(request.input, limits)
     if not signature.inputs[INPUTS].shape.is_compatible_with([len(examples)]):
-        raise invalid_argument(f"Signature '{signature.name}' cannot classify {len(examples)} examples: input "
-                               f"'{INPUTS}' has shape {signature.inputs[INPUTS].shape}, expected [None]")
+        raise invalid_argument(
+            f"Signature '{signature.name}' cannot classify {len(examples)} examples: input "
+            f"'{INPUTS}' has shape {signature.inputs[INPUTS].shape}, expected [None]"
+        )
     outputs = run(signature, {INPUTS: np.array(examples, dtype=object)})
     classes, scores = outputs.get(CLASSES), outputs.get(SCORES)
     num_classes = _check_outputs(classes, scores, len(examples))
@@ -88,15 +90,21 @@ def serialized_examples(input_proto, limits):
 
 def _check_signature(signature):
     if set(signature.inputs) != {INPUTS}:
-        raise invalid_argument(f"Signature '{signature.name}' cannot classify: expected exactly one input "
-                               f"'{INPUTS}' (serialized tf.Examples), found {sorted(signature.inputs)}")
+        raise invalid_argument(
+            f"Signature '{signature.name}' cannot classify: expected exactly one input "
+            f"'{INPUTS}' (serialized tf.Examples), found {sorted(signature.inputs)}"
+        )
     if signature.inputs[INPUTS].dtype != tf.string:
-        raise invalid_argument(f"Signature '{signature.name}' cannot classify: input '{INPUTS}' must be DT_STRING, "
-                               f"found {signature.inputs[INPUTS].dtype.name}")
+        raise invalid_argument(
+            f"Signature '{signature.name}' cannot classify: input '{INPUTS}' must be DT_STRING, "
+            f"found {signature.inputs[INPUTS].dtype.name}"
+        )
     outputs = set(signature.outputs)
     if not outputs or not outputs <= {CLASSES, SCORES}:
-        raise invalid_argument(f"Signature '{signature.name}' cannot classify: expected outputs '{CLASSES}' "
-                               f"and/or '{SCORES}' only, found {sorted(outputs)}")
+        raise invalid_argument(
+            f"Signature '{signature.name}' cannot classify: expected outputs '{CLASSES}' "
+            f"and/or '{SCORES}' only, found {sorted(outputs)}"
+        )
 
 
 def _check_outputs(classes, scores, num_examples):
@@ -106,11 +114,13 @@ def _check_outputs(classes, scores, num_examples):
         if value.ndim != 2:
             raise invalid_argument(f"Expected '{key}' of shape [batch_size num_classes] but got {list(value.shape)}")
         if value.dtype != dtype:
-            raise invalid_argument(f"Expected '{key}' of dtype {'DT_STRING' if dtype is object else 'DT_FLOAT'}, "
-                                   f"got {value.dtype}")
+            raise invalid_argument(
+                f"Expected '{key}' of dtype {'DT_STRING' if dtype is object else 'DT_FLOAT'}, got {value.dtype}"
+            )
         if value.shape[0] != num_examples:
             raise invalid_argument(f"Expected '{key}' output batch size of {num_examples}. Got: {value.shape[0]}")
     if classes is not None and scores is not None and classes.shape[1] != scores.shape[1]:
-        raise invalid_argument(f"Tensors class and score should match in dim_size(1). "
-                               f"Got {classes.shape[1]} vs. {scores.shape[1]}")
+        raise invalid_argument(
+            f"Tensors class and score should match in dim_size(1). Got {classes.shape[1]} vs. {scores.shape[1]}"
+        )
     return (classes if classes is not None else scores).shape[1]

@@ -17,8 +17,14 @@ import time
 
 import grpc
 import tensorflow as tf
-from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2,
-                                     model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc)
+from tensorflow_serving.apis import (
+    classification_pb2,
+    get_model_metadata_pb2,
+    get_model_status_pb2,
+    model_service_pb2_grpc,
+    predict_pb2,
+    prediction_service_pb2_grpc,
+)
 
 from keras_bert_lite.serving.errors import OVERLOADED
 
@@ -78,10 +84,14 @@ class ModelClient:
                 statuses = self.status()
                 if any(s["state"] == "AVAILABLE" for s in statuses):
                     return
-                failures = "".join(f"; version {s['version']} failed to load: {s['error_code']}: {s['error_message']}"
-                                   for s in statuses if s["error_code"] != grpc.StatusCode.OK.name)
-                error = ServingClientError(grpc.StatusCode.UNAVAILABLE,
-                                           f"no version of the model is AVAILABLE yet{failures}")
+                failures = "".join(
+                    f"; version {s['version']} failed to load: {s['error_code']}: {s['error_message']}"
+                    for s in statuses
+                    if s["error_code"] != grpc.StatusCode.OK.name
+                )
+                error = ServingClientError(
+                    grpc.StatusCode.UNAVAILABLE, f"no version of the model is AVAILABLE yet{failures}"
+                )
             except ServingClientError as e:
                 error = e
             if time.monotonic() >= deadline:
@@ -107,8 +117,7 @@ class ServingClient(ModelClient):
             --ssl_cert/--ssl_key). None: plain TCP.
     """
 
-    def __init__(self, model_name, address="127.0.0.1:8500", timeout=10.0, max_message_mb=64,
-                 root_certificates=None):
+    def __init__(self, model_name, address="127.0.0.1:8500", timeout=10.0, max_message_mb=64, root_certificates=None):
         self.model_name = model_name
         self.address = address
         self.timeout = timeout
@@ -160,8 +169,10 @@ class ServingClient(ModelClient):
             for key, value in zip(inputs, row):
                 example.features.feature[key].bytes_list.value.append(value)
         response = self._call(self._predictions.Classify, request)
-        return [[(entry.label, entry.score) for entry in classifications.classes]
-                for classifications in response.result.classifications]
+        return [
+            [(entry.label, entry.score) for entry in classifications.classes]
+            for classifications in response.result.classifications
+        ]
 
     def metadata(self, version=None):
         """{signature key: SignatureDef proto} of the served (or given) version."""
@@ -178,11 +189,17 @@ class ServingClient(ModelClient):
         self._model_spec(request.model_spec, None, version)
         response = self._call(self._models.GetModelStatus, request)
         state_name = get_model_status_pb2.ModelVersionStatus.State.Name
-        return [{"version": status.version, "state": state_name(status.state),
-                 "error_code": grpc.StatusCode.OK.name if not status.status.error_code
-                 else _code_name(status.status.error_code),
-                 "error_message": status.status.error_message}
-                for status in response.model_version_status]
+        return [
+            {
+                "version": status.version,
+                "state": state_name(status.state),
+                "error_code": grpc.StatusCode.OK.name
+                if not status.status.error_code
+                else _code_name(status.status.error_code),
+                "error_message": status.status.error_message,
+            }
+            for status in response.model_version_status
+        ]
 
     def close(self):
         self._channel.close()
@@ -206,13 +223,22 @@ class ServingClient(ModelClient):
             return ServerUnavailableError(code, details)
         if code == grpc.StatusCode.UNAVAILABLE:
             reason = "connection refused" if "refused" in details.lower() else details
-            return ServerUnavailableError(code, details, (
-                f"no TF Serving server at {self.address}: {reason}; start one with `python -m "
-                f"keras_bert_lite.serving --model_name {self.model_name} --model_base_path DIR "
-                f"--port {self.address.rsplit(':', 1)[-1]}`"))
+            return ServerUnavailableError(
+                code,
+                details,
+                (
+                    f"no TF Serving server at {self.address}: {reason}; start one with `python -m "
+                    f"keras_bert_lite.serving --model_name {self.model_name} --model_base_path DIR "
+                    f"--port {self.address.rsplit(':', 1)[-1]}`"
+                ),
+            )
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            return ServingClientError(code, details, f"DEADLINE_EXCEEDED: the server at {self.address} did not "
-                                                     f"answer within {self.timeout} s (raise `timeout`?)")
+            return ServingClientError(
+                code,
+                details,
+                f"DEADLINE_EXCEEDED: the server at {self.address} did not "
+                f"answer within {self.timeout} s (raise `timeout`?)",
+            )
         return ServingClientError(code, details)
 
 
@@ -229,8 +255,10 @@ def encoded_texts(texts, text_b=None):
     if text_b is not None:
         inputs[TEXT_B] = _encoded(TEXT_B, text_b)
         if len(inputs[TEXT_B]) != len(inputs[TEXT]):
-            raise ValueError(f"'{TEXT}' and '{TEXT_B}' must hold the same number of texts (one text_b per text), "
-                             f"got {len(inputs[TEXT])} and {len(inputs[TEXT_B])}")
+            raise ValueError(
+                f"'{TEXT}' and '{TEXT_B}' must hold the same number of texts (one text_b per text), "
+                f"got {len(inputs[TEXT])} and {len(inputs[TEXT_B])}"
+            )
     return inputs
 
 
@@ -245,16 +273,20 @@ def _bytes(key, index, value):
         return value.encode("utf-8")
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
-    raise TypeError(f"'{key}'[{index}] is not a string but {type(value).__name__} {value!r:.40}: pass str or UTF-8 "
-                    f"bytes")
+    raise TypeError(
+        f"'{key}'[{index}] is not a string but {type(value).__name__} {value!r:.40}: pass str or UTF-8 bytes"
+    )
 
 
 def require_outputs(outputs, keys, signature):
     """`outputs`, if it holds every one of `keys`; else a FAILED_PRECONDITION error naming the outputs it has."""
     missing = set(keys) - set(outputs)
     if missing:
-        raise ServingClientError(grpc.StatusCode.FAILED_PRECONDITION, f"signature '{signature}' has no output "
-                                 f"{sorted(missing)}; its outputs are {sorted(outputs)} (use predict())")
+        raise ServingClientError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"signature '{signature}' has no output "
+            f"{sorted(missing)}; its outputs are {sorted(outputs)} (use predict())",
+        )
     return outputs
 
 

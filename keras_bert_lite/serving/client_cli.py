@@ -25,8 +25,8 @@ from keras_bert_lite.serving import ServingClient, ServingClientError
 from keras_bert_lite.serving.client import EMBEDDINGS
 from keras_bert_lite.serving.rest_client import RestClient
 
-PER_TEXT_KEYS = {EMBEDDINGS: "embedding"}   # a batch output's key -> its key on one text's line
-PADDING = {"labels": b"", "label_ids": -1}   # multi-label outputs: the padding left out of a text's line
+PER_TEXT_KEYS = {EMBEDDINGS: "embedding"}  # a batch output's key -> its key on one text's line
+PADDING = {"labels": b"", "label_ids": -1}  # multi-label outputs: the padding left out of a text's line
 
 
 def parse_args(argv):
@@ -36,23 +36,39 @@ def parse_args(argv):
 def build_parser():
     """kbl-client's parser: every numeric flag's type refuses values out of its range."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("input", nargs="?", type=argparse.FileType("rb"), default=None,
-                        help="UTF-8 file with one text per line (default: stdin)")
+    parser.add_argument(
+        "input",
+        nargs="?",
+        type=argparse.FileType("rb"),
+        default=None,
+        help="UTF-8 file with one text per line (default: stdin)",
+    )
     parser.add_argument("--model_name", required=True, help="the model's name on the server")
-    parser.add_argument("--server", default="127.0.0.1:8500",
-                        help="host:port of the gRPC API, or the REST API's URL (http://host:8501, or https://) "
-                             "(default %(default)s)")
+    parser.add_argument(
+        "--server",
+        default="127.0.0.1:8500",
+        help="host:port of the gRPC API, or the REST API's URL (http://host:8501, or https://) (default %(default)s)",
+    )
     parser.add_argument("--signature", default="serving_default", help="signature key (default %(default)s)")
     parser.add_argument("--pairs", action="store_true", help="lines are 'text<TAB>text_b' (pair tasks)")
     parser.add_argument("--batch_size", type=_positive_int, default=32, help="texts per request (default %(default)s)")
-    parser.add_argument("--timeout", type=_positive_seconds, default=30.0,
-                        help="seconds per request (default %(default)s)")
-    parser.add_argument("--ssl_ca", type=argparse.FileType("rb"),
-                        help="PEM certificate(s) to trust: connect over TLS, to a server started with "
-                             "--ssl_cert/--ssl_key (default: plain TCP)")
-    parser.add_argument("--wait", type=_wait_seconds, default=0.0, help="first wait up to this many seconds for the "
-                        "server and the model to be available (for scripts that have just started the server; "
-                        "default 0: no wait)")
+    parser.add_argument(
+        "--timeout", type=_positive_seconds, default=30.0, help="seconds per request (default %(default)s)"
+    )
+    parser.add_argument(
+        "--ssl_ca",
+        type=argparse.FileType("rb"),
+        help="PEM certificate(s) to trust: connect over TLS, to a server started with "
+        "--ssl_cert/--ssl_key (default: plain TCP)",
+    )
+    parser.add_argument(
+        "--wait",
+        type=_wait_seconds,
+        default=0.0,
+        help="first wait up to this many seconds for the "
+        "server and the model to be available (for scripts that have just started the server; "
+        "default 0: no wait)",
+    )
     return parser
 
 
@@ -69,14 +85,18 @@ def main(argv=None):
             if args.wait > 0:
                 client.wait_until_available(args.wait)
             for start in range(0, len(rows), args.batch_size):
-                batch = rows[start:start + args.batch_size]
+                batch = rows[start : start + args.batch_size]
                 texts = [row[0] for row in batch]
                 text_b = [row[1] for row in batch] if args.pairs else None
                 outputs = client.predict(texts, text_b, signature=args.signature)
                 for index, row in enumerate(batch):
                     record = dict(zip(("text", "text_b"), row))
-                    record.update({PER_TEXT_KEYS.get(key, key): _json_value(_unpadded(key, value[index]))
-                                   for key, value in _ordered(outputs)})
+                    record.update(
+                        {
+                            PER_TEXT_KEYS.get(key, key): _json_value(_unpadded(key, value[index]))
+                            for key, value in _ordered(outputs)
+                        }
+                    )
                     print(json.dumps(record, ensure_ascii=False), flush=True)
     except ServingClientError as error:
         print(f"error: {error}", file=sys.stderr)
@@ -111,9 +131,10 @@ def read_rows(lines, pairs):
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
             position = len(raw) - len(error.object) + error.start  # "utf-8-sig" reports it after the BOM
-            raise InputError(f"{name} line {number} is not UTF-8 (byte 0x{raw[position]:02x} at position "
-                             f"{position + 1}): convert the file to UTF-8, e.g. with `iconv -f latin1 -t utf-8`"
-                             ) from None
+            raise InputError(
+                f"{name} line {number} is not UTF-8 (byte 0x{raw[position]:02x} at position "
+                f"{position + 1}): convert the file to UTF-8, e.g. with `iconv -f latin1 -t utf-8`"
+            ) from None
         if not line.strip():
             continue
         if pairs and "\t" not in line:
@@ -169,7 +190,7 @@ def _json_value(value):
     if isinstance(value, np.ndarray):
         return [_json_value(item) for item in value]
     if isinstance(value, np.floating) and value.dtype.itemsize < 8:
-        return float(str(value))            # numpy's shortest text for this float32: 0.1, not 0.10000000149011612
+        return float(str(value))  # numpy's shortest text for this float32: 0.1, not 0.10000000149011612
     return value.item() if isinstance(value, np.generic) else value
 
 

@@ -77,12 +77,15 @@ class ConfigPoller:
         try:
             self._registry.apply(configs)
         except ServingError as error:
-            self._report(f"Failed to reload the config of {self.path}: {error.code.name}: {error.message}; still "
-                         f"serving the previous config")
+            self._report(
+                f"Failed to reload the config of {self.path}: {error.code.name}: {error.message}; still "
+                f"serving the previous config"
+            )
             return
         self._reported = None
-        log.info("Finished reloading config %s: serving %s", self.path, ", ".join(self._registry.names()) or
-                 "no models")
+        log.info(
+            "Finished reloading config %s: serving %s", self.path, ", ".join(self._registry.names()) or "no models"
+        )
 
     def _report(self, message):
         if message != self._reported:

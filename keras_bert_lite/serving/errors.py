@@ -16,8 +16,10 @@ _CODES_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
 # What tensorflow/python/eager adds around an op's message: the preamble, the stack where the failing node was
 # defined (indented frames and blank lines, or "<stack traces unavailable>" in a loaded SavedModel), and the
 # function's name at the end.
-_EAGER_PREAMBLE = re.compile(r"\AGraph execution error:\n\n(?:Detected at node .* defined at \(most recent call "
-                             r"last\):\n(?:<stack traces unavailable>\n|[ \t].*\n|\n)*)?(?:Node: .*\n)?")
+_EAGER_PREAMBLE = re.compile(
+    r"\AGraph execution error:\n\n(?:Detected at node .* defined at \(most recent call "
+    r"last\):\n(?:<stack traces unavailable>\n|[ \t].*\n|\n)*)?(?:Node: .*\n)?"
+)
 _EAGER_SUFFIX = re.compile(r" \[Op:[\w.]+\]\Z")
 OVERLOADED = "server overloaded"  # how the message of a shed call starts; the client recognises it
 
@@ -53,8 +55,10 @@ def resource_exhausted(message):
 
 def overloaded(slots):
     """UNAVAILABLE for a call shed because all `slots` admission slots are busy (retryable, as in TF Serving)."""
-    return ServingError(grpc.StatusCode.UNAVAILABLE, f"{OVERLOADED}: all {slots} request slots are busy "
-                                                     f"(--max_concurrent_requests {slots}); retry with backoff")
+    return ServingError(
+        grpc.StatusCode.UNAVAILABLE,
+        f"{OVERLOADED}: all {slots} request slots are busy (--max_concurrent_requests {slots}); retry with backoff",
+    )
 
 
 def from_tf_error(error):

@@ -16,7 +16,7 @@ from keras_bert_lite.serving.json_tensors import decode_b64, is_b64, json_type, 
 EXAMPLES = "examples"
 CONTEXT = "context"
 RESULTS = "results"
-_INT64 = (-2 ** 63, 2 ** 63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 _KIND_NAMES = {"bytes_list": "bytes", "float_list": "float", "int64_list": "int64"}
 
 
@@ -51,8 +51,12 @@ def fill_example(value, example):
 
 def classify_json(response):
     """{"results": [[[label, score], ...] per example]} of a `ClassificationResponse`."""
-    return {RESULTS: [[[entry.label, _float32(entry.score)] for entry in classifications.classes]
-                      for classifications in response.result.classifications]}
+    return {
+        RESULTS: [
+            [[entry.label, _float32(entry.score)] for entry in classifications.classes]
+            for classifications in response.result.classifications
+        ]
+    }
 
 
 def regress_json(response):

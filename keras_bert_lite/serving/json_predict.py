@@ -18,8 +18,15 @@ import tensorflow as tf
 
 from keras_bert_lite.serving.errors import ServingError, invalid_argument
 from keras_bert_lite.serving.json_request import format_error
-from keras_bert_lite.serving.json_tensors import (debug_string, dense_shape, dense_values, is_b64,
-                                                  tensor_from_leaves, to_json_value, to_tensor_proto)
+from keras_bert_lite.serving.json_tensors import (
+    debug_string,
+    dense_shape,
+    dense_values,
+    is_b64,
+    tensor_from_leaves,
+    to_json_value,
+    to_tensor_proto,
+)
 from keras_bert_lite.serving.predict import DEFAULT_SIGNATURE
 
 ROW = "instances"
@@ -48,8 +55,9 @@ def fill_inputs(document, infos, request, limits):
     The shapes the JSON declares are checked against `limits` (`RequestLimits`) before any value is converted.
     """
     if ROW in document and COLUMNAR in document:
-        raise format_error(document, f"Not formatted correctly expecting only one of '{COLUMNAR}' or '{ROW}' keys "
-                                     f"to exist ")
+        raise format_error(
+            document, f"Not formatted correctly expecting only one of '{COLUMNAR}' or '{ROW}' keys to exist "
+        )
     if ROW in document:
         _fill_rows(document, infos, request, limits)
         return ROW
@@ -78,8 +86,10 @@ def _fill_rows(document, infos, request, limits):
         raise format_error(document, f"No values in '{ROW}' array")
     named = _is_named(instances[0])
     if not named and len(infos) > 1:
-        raise invalid_argument("instances is a plain list, but expecting list of objects as multiple input tensors "
-                               "required as per tensorinfo_map")
+        raise invalid_argument(
+            "instances is a plain list, but expecting list of objects as multiple input tensors "
+            "required as per tensorinfo_map"
+        )
     first = instances[0].items() if named else [(next(iter(infos)), instances[0])]
     limits.check_shapes({name: [len(instances)] + dense_shape(value) for name, value in first})
     columns = {}
@@ -97,11 +107,15 @@ def _named_items(index, item, infos):
         raise invalid_argument(f"Expecting object but got list at item {index} of input list")
     unknown = sorted(set(item) - set(infos))
     if unknown:
-        raise invalid_argument(f"Failed to process element: {index} key: {unknown[0]} of 'instances' list. Error: "
-                               f"INVALID_ARGUMENT: JSON object: does not have named input: {unknown[0]}")
+        raise invalid_argument(
+            f"Failed to process element: {index} key: {unknown[0]} of 'instances' list. Error: "
+            f"INVALID_ARGUMENT: JSON object: does not have named input: {unknown[0]}"
+        )
     if set(item) != set(infos):
-        raise invalid_argument(f"Failed to process element: {index} of 'instances' list. JSON object: "
-                               f"{debug_string(item)} keys must be equal to: {','.join(sorted(infos))}")
+        raise invalid_argument(
+            f"Failed to process element: {index} of 'instances' list. JSON object: "
+            f"{debug_string(item)} keys must be equal to: {','.join(sorted(infos))}"
+        )
     return sorted(item.items())
 
 
@@ -116,8 +130,9 @@ def _add(column, value, index, name):
         column.add(value)
     except ServingError as error:
         key = f" key: {name}" if name is not None else ""
-        raise invalid_argument(f"Failed to process element: {index}{key} of 'instances' list. Error: "
-                               f"{error.code.name}: {error.message}") from None
+        raise invalid_argument(
+            f"Failed to process element: {index}{key} of 'instances' list. Error: {error.code.name}: {error.message}"
+        ) from None
 
 
 class _Column:
@@ -146,8 +161,10 @@ class _Column:
 def _fill_columns(value, infos, request, limits):
     if not isinstance(value, dict) or is_b64(value):
         if len(infos) > 1:
-            raise invalid_argument("inputs is a plain value/list, but expecting an object as multiple input tensors "
-                                   "required as per tensorinfo_map")
+            raise invalid_argument(
+                "inputs is a plain value/list, but expecting an object as multiple input tensors "
+                "required as per tensorinfo_map"
+            )
         value = {next(iter(infos)): value}
     missing = sorted(set(infos) - set(value))
     if missing:
@@ -163,8 +180,9 @@ def _rows(outputs):
         if value.ndim == 0:
             raise invalid_argument(f"Tensor name: {key} has no shape information ")
         if batch is not None and value.shape[0] != batch:
-            raise invalid_argument(f"Tensor name: {key} has inconsistent batch size: {value.shape[0]} expecting: "
-                                   f"{batch}")
+            raise invalid_argument(
+                f"Tensor name: {key} has inconsistent batch size: {value.shape[0]} expecting: {batch}"
+            )
         batch = value.shape[0]
     columns = {key: to_json_value(value, key) for key, value in outputs.items()}
     if len(columns) == 1:

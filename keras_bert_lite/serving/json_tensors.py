@@ -90,8 +90,10 @@ def utf8(text):
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        raise invalid_argument(f"JSON Value: {debug_string(text)} is not valid Unicode (a lone surrogate): send "
-                               f"binary data as {{\"b64\": ...}}") from None
+        raise invalid_argument(
+            f"JSON Value: {debug_string(text)} is not valid Unicode (a lone surrogate): send "
+            f'binary data as {{"b64": ...}}'
+        ) from None
 
 
 def debug_string(value):
@@ -127,15 +129,18 @@ def _collect(value, shape, level, convert, leaves):
     rank = len(shape)
     if not isinstance(value, list):
         if level != rank:
-            raise invalid_argument(f"JSON Value: {debug_string(value)} found at incorrect level: {level + 1} in the "
-                                   f"JSON DOM. Expected at level: {rank}")
+            raise invalid_argument(
+                f"JSON Value: {debug_string(value)} found at incorrect level: {level + 1} in the "
+                f"JSON DOM. Expected at level: {rank}"
+            )
         leaves.append(convert(value))
         return
     if level >= rank:
         raise invalid_argument(f"Encountered list at unexpected level: {level} expected < {rank}")
     if len(value) != shape[level]:
-        raise invalid_argument(f"Encountered list at unexpected size: {len(value)} at level: {level} expected "
-                               f"size: {shape[level]}")
+        raise invalid_argument(
+            f"Encountered list at unexpected size: {len(value)} at level: {level} expected size: {shape[level]}"
+        )
     for item in value:
         _collect(item, shape, level + 1, convert, leaves)
 
@@ -152,8 +157,10 @@ def _leaf_converter(dtype):
     if tf_dtype.is_integer and not tf_dtype.is_quantized:
         low, high = tf_dtype.min, tf_dtype.max
         return lambda value: _checked(value, _is_integer(value) and low <= value <= high, tf_dtype)
-    raise unimplemented(f"Conversion of JSON values to type: {tf_dtype.name} is not supported (TF Serving's REST "
-                        f"API takes bool, string, integer, float and double tensors): use the gRPC API")
+    raise unimplemented(
+        f"Conversion of JSON values to type: {tf_dtype.name} is not supported (TF Serving's REST "
+        f"API takes bool, string, integer, float and double tensors): use the gRPC API"
+    )
 
 
 def _known_dtype(dtype):
@@ -178,8 +185,9 @@ def _checked(value, ok, dtype):
 
 
 def _type_error(value, dtype):
-    return invalid_argument(f"JSON Value: {debug_string(value)} Type: {json_type(value)} is not of expected type: "
-                            f"{dtype.name}")
+    return invalid_argument(
+        f"JSON Value: {debug_string(value)} Type: {json_type(value)} is not of expected type: {dtype.name}"
+    )
 
 
 def _is_number(value):

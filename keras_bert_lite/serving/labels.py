@@ -38,10 +38,12 @@ def assign_labels(configs, available, current, allow_unavailable=False):
 
 
 def _refusal(name, label, version, existing, allow_unavailable):
-    message = (f"Request to assign label to version {version} of model {name}, which is not currently available "
-               f"for inference")
+    message = (
+        f"Request to assign label to version {version} of model {name}, which is not currently available for inference"
+    )
     if existing is not None and allow_unavailable:
-        return (f"{message} (label '{label}' points to version {existing}: a label in use moves only to an "
-                f"available version; serve version {version} first, then move the label)")
-    return (f"{message} (label '{label}': serve version {version} first, then add the label, or start with "
-            f"{ALLOW_FLAG})")
+        return (
+            f"{message} (label '{label}' points to version {existing}: a label in use moves only to an "
+            f"available version; serve version {version} first, then move the label)"
+        )
+    return f"{message} (label '{label}': serve version {version} first, then add the label, or start with {ALLOW_FLAG})"

@@ -27,10 +27,22 @@ MESSAGE_FLAG = "--max_message_mb"
 MIB = 1024 * 1024
 # The TensorProto field holding a dtype's values when tensor_content is empty, as `tf.make_ndarray` reads them
 # (the other integer and quantized dtypes use int_val; a complex value is two entries).
-_VALUE_FIELDS = {"string": "string_val", "float16": "half_val", "bfloat16": "half_val", "float32": "float_val",
-                 "float64": "double_val", "int64": "int64_val", "uint32": "uint32_val", "uint64": "uint64_val",
-                 "bool": "bool_val", "complex64": "scomplex_val", "complex128": "dcomplex_val",
-                 "float8_e5m2": "float8_val", "float8_e4m3fn": "float8_val", "float4_e2m1fn": "float8_val"}
+_VALUE_FIELDS = {
+    "string": "string_val",
+    "float16": "half_val",
+    "bfloat16": "half_val",
+    "float32": "float_val",
+    "float64": "double_val",
+    "int64": "int64_val",
+    "uint32": "uint32_val",
+    "uint64": "uint64_val",
+    "bool": "bool_val",
+    "complex64": "scomplex_val",
+    "complex128": "dcomplex_val",
+    "float8_e5m2": "float8_val",
+    "float8_e4m3fn": "float8_val",
+    "float4_e2m1fn": "float8_val",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,8 +73,12 @@ class RequestLimits:
             elements = self._check_shape(key, shape, elements)
             total_bytes += self._converted_bytes(key, proto, shape, math.prod(shape))
             if total_bytes > self.max_request_bytes:
-                raise _over(f"the request's inputs come to {total_bytes} bytes once converted",
-                            self.max_request_bytes, "bytes per request", REQUEST_BYTES_FLAG)
+                raise _over(
+                    f"the request's inputs come to {total_bytes} bytes once converted",
+                    self.max_request_bytes,
+                    "bytes per request",
+                    REQUEST_BYTES_FLAG,
+                )
 
     def check_shapes(self, shapes):
         """Checks the shapes ({input key: [dims]}) of inputs not converted yet (REST's JSON values) against the
@@ -79,22 +95,33 @@ class RequestLimits:
         """Checks one input's shape; returns the elements of the request so far, this input's included."""
         for size in shape:
             if size > self.max_elements:
-                raise _over(f"input '{key}' declares a dimension of {size} (shape {shape})",
-                            self.max_elements, "elements per request", ELEMENTS_FLAG)
+                raise _over(
+                    f"input '{key}' declares a dimension of {size} (shape {shape})",
+                    self.max_elements,
+                    "elements per request",
+                    ELEMENTS_FLAG,
+                )
         if shape and shape[0] > self.max_examples:
-            raise _over(f"input '{key}' declares {shape[0]} examples (shape {shape})", self.max_examples,
-                        "examples per request", EXAMPLES_FLAG)
+            raise _over(
+                f"input '{key}' declares {shape[0]} examples (shape {shape})",
+                self.max_examples,
+                "examples per request",
+                EXAMPLES_FLAG,
+            )
         elements += math.prod(shape)
         if elements > self.max_elements:
-            raise _over(f"the request declares {elements} elements over its inputs", self.max_elements,
-                        "elements per request", ELEMENTS_FLAG)
+            raise _over(
+                f"the request declares {elements} elements over its inputs",
+                self.max_elements,
+                "elements per request",
+                ELEMENTS_FLAG,
+            )
         return elements
 
     def check_example_count(self, count):
         """Checks the number of Classify examples, before they are serialized."""
         if count > self.max_examples:
-            raise _over(f"the request holds {count} examples", self.max_examples, "examples per request",
-                        EXAMPLES_FLAG)
+            raise _over(f"the request holds {count} examples", self.max_examples, "examples per request", EXAMPLES_FLAG)
 
     def check_examples(self, lengths):
         """Checks the sizes of the serialized Classify examples (a list of ints) against the byte limits."""
@@ -108,24 +135,36 @@ class RequestLimits:
         _check_value_count(key, proto, dtype, shape, count)
         if dtype == tf.string:
             if proto.tensor_content:
-                raise invalid_argument(f"input '{key}' is DT_STRING but holds tensor_content: send its strings in "
-                                       f"string_val (as tf.make_tensor_proto does)")
+                raise invalid_argument(
+                    f"input '{key}' is DT_STRING but holds tensor_content: send its strings in "
+                    f"string_val (as tf.make_tensor_proto does)"
+                )
             return self._check_strings(f"input '{key}'", [len(value) for value in proto.string_val], count)
         if proto.tensor_content and len(proto.tensor_content) != count * dtype.size:
-            raise invalid_argument(f"input '{key}' has {len(proto.tensor_content)} bytes of tensor_content, "
-                                   f"but shape {shape} of {dtype.name} needs {count * dtype.size}")
+            raise invalid_argument(
+                f"input '{key}' has {len(proto.tensor_content)} bytes of tensor_content, "
+                f"but shape {shape} of {dtype.name} needs {count * dtype.size}"
+            )
         return count * dtype.size
 
     def _check_strings(self, what, lengths, count):
         """The bytes of `count` strings of which `lengths` are given (the last one repeats to fill the rest)."""
         longest = max(lengths, default=0)
         if longest > self.max_string_bytes:
-            raise _over(f"{what} holds a string of {longest} bytes", self.max_string_bytes, "bytes per string",
-                        STRING_BYTES_FLAG)
+            raise _over(
+                f"{what} holds a string of {longest} bytes",
+                self.max_string_bytes,
+                "bytes per string",
+                STRING_BYTES_FLAG,
+            )
         total = sum(lengths) + (count - len(lengths)) * (lengths[-1] if lengths else 0)
         if total > self.max_request_bytes:
-            raise _over(f"{what} comes to {total} bytes of strings once converted", self.max_request_bytes,
-                        "bytes per request", REQUEST_BYTES_FLAG)
+            raise _over(
+                f"{what} comes to {total} bytes of strings once converted",
+                self.max_request_bytes,
+                "bytes per request",
+                REQUEST_BYTES_FLAG,
+            )
         return total
 
 
@@ -143,8 +182,12 @@ def check_response_size(response, max_bytes):
         return
     size = response.ByteSize()
     if size > max_bytes:
-        raise _over(f"the response comes to {size} bytes (fewer outputs, by output_filter, make it smaller)",
-                    max_bytes, "bytes per message", MESSAGE_FLAG)
+        raise _over(
+            f"the response comes to {size} bytes (fewer outputs, by output_filter, make it smaller)",
+            max_bytes,
+            "bytes per message",
+            MESSAGE_FLAG,
+        )
 
 
 def _declared_shape(key, proto):
@@ -152,8 +195,10 @@ def _declared_shape(key, proto):
         raise invalid_argument(f"input '{key}' has an unknown rank: a request tensor needs a known shape")
     shape = [dim.size for dim in proto.tensor_shape.dim]
     if any(size < 0 for size in shape):
-        raise invalid_argument(f"input '{key}' declares a negative dimension (shape {shape}): every dimension "
-                               f"of a request tensor must be >= 0")
+        raise invalid_argument(
+            f"input '{key}' declares a negative dimension (shape {shape}): every dimension "
+            f"of a request tensor must be >= 0"
+        )
     return shape
 
 
@@ -171,12 +216,16 @@ def _check_value_count(key, proto, dtype, shape, count):
     field = _VALUE_FIELDS.get(dtype.name, "int_val")
     values = len(getattr(proto, field)) // (2 if dtype.is_complex else 1)
     if values > count:
-        raise invalid_argument(f"input '{key}' holds {values} values in {field} but its shape {shape} has room for "
-                               f"{count}: send one value per element, or fix the shape")
+        raise invalid_argument(
+            f"input '{key}' holds {values} values in {field} but its shape {shape} has room for "
+            f"{count}: send one value per element, or fix the shape"
+        )
     misplaced = _value_fields_holding_values(proto) if count and not values else []
     if misplaced:
-        raise invalid_argument(f"input '{key}' is {dtype.name}, whose values go in {field}, but it holds them in "
-                               f"{misplaced[0]}: send {field} (or tensor_content), or declare the dtype the values are")
+        raise invalid_argument(
+            f"input '{key}' is {dtype.name}, whose values go in {field}, but it holds them in "
+            f"{misplaced[0]}: send {field} (or tensor_content), or declare the dtype the values are"
+        )
 
 
 def _value_fields_holding_values(proto):
@@ -185,5 +234,6 @@ def _value_fields_holding_values(proto):
 
 
 def _over(what, limit, unit, flag):
-    return resource_exhausted(f"{what}; this server takes at most {limit} {unit} ({flag}): split the request, "
-                              f"or raise {flag}")
+    return resource_exhausted(
+        f"{what}; this server takes at most {limit} {unit} ({flag}): split the request, or raise {flag}"
+    )

@@ -74,8 +74,15 @@ class ModelManager:
             thread that changed it (for the health service).
     """
 
-    def __init__(self, config, poll_seconds, load=None, load_timeout_seconds=DEFAULT_LOAD_TIMEOUT_SECONDS,
-                 max_load_retries=DEFAULT_MAX_LOAD_RETRIES, on_change=None):
+    def __init__(
+        self,
+        config,
+        poll_seconds,
+        load=None,
+        load_timeout_seconds=DEFAULT_LOAD_TIMEOUT_SECONDS,
+        max_load_retries=DEFAULT_MAX_LOAD_RETRIES,
+        on_change=None,
+    ):
         self.config = config
         self.poll_seconds = poll_seconds
         self.load_timeout_seconds = load_timeout_seconds
@@ -102,10 +109,18 @@ class ModelManager:
         self.poll()
         if not self._served and not self._states:
             base_path = self.config.base_path
-            hint = (f"; {base_path} itself holds a SavedModel: move it into {base_path}/1/"
-                    if os.path.exists(os.path.join(base_path, "saved_model.pb")) else "")
-            log.warning("No versions of servable %s found under base path %s (expecting <base path>/<integer "
-                        "version>/saved_model.pb)%s", self.name, base_path, hint)
+            hint = (
+                f"; {base_path} itself holds a SavedModel: move it into {base_path}/1/"
+                if os.path.exists(os.path.join(base_path, "saved_model.pb"))
+                else ""
+            )
+            log.warning(
+                "No versions of servable %s found under base path %s (expecting <base path>/<integer "
+                "version>/saved_model.pb)%s",
+                self.name,
+                base_path,
+                hint,
+            )
         if self.poll_seconds > 0 and not self._stop.is_set():
             self._start_thread(self._poll_forever, f"version-poller-{self.name}")
 
@@ -163,8 +178,7 @@ class ModelManager:
             for version in sorted(aspired - set(self._served), reverse=True):
                 if self._stop.is_set():
                     return
-                if self._retries.may_try(version, on_disk[version]) and self._load_version(version,
-                                                                                         on_disk[version]):
+                if self._retries.may_try(version, on_disk[version]) and self._load_version(version, on_disk[version]):
                     self._unload_unaspired(aspired)
 
     def _scan(self):
@@ -181,8 +195,12 @@ class ModelManager:
         policy = self.config.policy
         missing = set(policy.missing(on_disk))
         for version in sorted(missing - self._missing):
-            log.warning("Version %d of servable %s, which was requested to be served as a 'specific' version in "
-                        "the servable's version policy, was not found in the file system", version, self.name)
+            log.warning(
+                "Version %d of servable %s, which was requested to be served as a 'specific' version in "
+                "the servable's version policy, was not found in the file system",
+                version,
+                self.name,
+            )
         self._missing = missing
         return policy.select(on_disk)
 
@@ -224,10 +242,14 @@ class ModelManager:
     def _load_failed(self, version, path, failure):
         delay = self._retries.failed(version, path)
         self._set_state(version, State.END, failure)
-        retry = (f"retrying in {delay:g} s, or as soon as its files change" if delay is not None
-                 else "retrying only when its files change")
-        log.error("Loading servable: {name: %s version: %d} failed: %s (%s)", self.name, version, failure.message,
-                  retry)
+        retry = (
+            f"retrying in {delay:g} s, or as soon as its files change"
+            if delay is not None
+            else "retrying only when its files change"
+        )
+        log.error(
+            "Loading servable: {name: %s version: %d} failed: %s (%s)", self.name, version, failure.message, retry
+        )
 
     def _load_in_time(self, version, path):
         """Loads on a daemon thread, waiting up to `load_timeout_seconds` or until `stop()`."""
@@ -244,9 +266,10 @@ class ModelManager:
             raise _Stopped()
         if not finished:
             loading.abandon()
-            raise ServingError(grpc.StatusCode.DEADLINE_EXCEEDED,
-                               f"loading did not finish within {self.load_timeout_seconds:g} s "
-                               f"(--load_timeout_seconds); abandoned")
+            raise ServingError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"loading did not finish within {self.load_timeout_seconds:g} s (--load_timeout_seconds); abandoned",
+            )
         return loading.result()
 
     def _replace(self, served, unloaded=()):
@@ -289,8 +312,9 @@ class _Loading:
         self._done = threading.Event()
         self.cancelled = threading.Event()
         self._servable = self._error = None
-        self.thread = threading.Thread(target=self._run, args=(load, name, version, path),
-                                       name=f"load-{name}-{version}", daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, args=(load, name, version, path), name=f"load-{name}-{version}", daemon=True
+        )
         self.thread.start()
 
     def wait(self, timeout):
@@ -327,8 +351,10 @@ def _load_error(error, path):
     else:
         failure = ServingError(grpc.StatusCode.UNKNOWN, f"{type(error).__name__}: {error}")
     if "Op type not registered" in failure.message:
-        failure.message += (f" (list the ops of the export and where they come from with `python -m "
-                            f"keras_bert_lite.export.audit {path}`)")
+        failure.message += (
+            f" (list the ops of the export and where they come from with `python -m "
+            f"keras_bert_lite.export.audit {path}`)"
+        )
     return failure
 
 
@@ -347,8 +373,13 @@ def scan_versions(base_path, warned=None):
                 continue
             if int(entry.name) > MAX_VERSION:
                 if warned is None or entry.path not in warned:
-                    log.warning("Ignoring version directory %s: version %s is beyond the largest TF Serving allows "
-                                "(%d, int64); rename it to a smaller integer", entry.path, entry.name, MAX_VERSION)
+                    log.warning(
+                        "Ignoring version directory %s: version %s is beyond the largest TF Serving allows "
+                        "(%d, int64); rename it to a smaller integer",
+                        entry.path,
+                        entry.name,
+                        MAX_VERSION,
+                    )
                     if warned is not None:
                         warned.add(entry.path)
                 continue

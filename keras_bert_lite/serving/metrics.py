@@ -34,8 +34,8 @@ BATCH_SIZE = ":tensorflow:serving:batching:batch_size"
 MODEL_STATE = "kbl_serving_model_version_state"
 IN_FLIGHT = "kbl_serving_calls_in_flight"
 UNKNOWN = "-"
-LATENCY_BUCKETS_US = tuple(10 * 1.8 ** i for i in range(33))  # TF Serving's Buckets::Exponential(10, 1.8, 33)
-BATCH_SIZE_BUCKETS = tuple(1.5 ** i for i in range(20))        # TensorFlow's Buckets::Exponential(1, 1.5, 20)
+LATENCY_BUCKETS_US = tuple(10 * 1.8**i for i in range(33))  # TF Serving's Buckets::Exponential(10, 1.8, 33)
+BATCH_SIZE_BUCKETS = tuple(1.5**i for i in range(20))  # TensorFlow's Buckets::Exponential(1, 1.5, 20)
 CONTENT_TYPE = prometheus_client.CONTENT_TYPE_LATEST
 _STATE_NAME = get_model_status_pb2.ModelVersionStatus.State.Name
 
@@ -53,14 +53,23 @@ class Metrics:
         prometheus_client.disable_created_metrics()  # TF Serving writes no `_created` series
         self.registry = prometheus_client.CollectorRegistry()
         self._model_states = model_states
-        self._requests = _UntypedCounter(REQUEST_COUNT, "The total number of requests.",
-                                         ("model_name", "status", "API", "version", "entrypoint"))
+        self._requests = _UntypedCounter(
+            REQUEST_COUNT, "The total number of requests.", ("model_name", "status", "API", "version", "entrypoint")
+        )
         self._latency = prometheus_client.Histogram(
-            REQUEST_LATENCY, "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
-            ("model_name", "API", "entrypoint"), buckets=LATENCY_BUCKETS_US, registry=self.registry)
+            REQUEST_LATENCY,
+            "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
+            ("model_name", "API", "entrypoint"),
+            buckets=LATENCY_BUCKETS_US,
+            registry=self.registry,
+        )
         self._batch_size = prometheus_client.Histogram(
-            BATCH_SIZE, "Tracks the batch size distribution on the batch result by model_name.",
-            ("model_name", "op_name"), buckets=BATCH_SIZE_BUCKETS, registry=self.registry)
+            BATCH_SIZE,
+            "Tracks the batch size distribution on the batch result by model_name.",
+            ("model_name", "op_name"),
+            buckets=BATCH_SIZE_BUCKETS,
+            registry=self.registry,
+        )
         self.registry.register(self._requests)
         self.registry.register(_StateCollector(model_states))
         if calls_in_flight is not None:
@@ -131,8 +140,9 @@ class _StateCollector:
         self._model_states = model_states
 
     def collect(self):
-        family = core.GaugeMetricFamily(MODEL_STATE, "1 for the state each version of each model is in.",
-                                        labels=("model_name", "version", "state"))
+        family = core.GaugeMetricFamily(
+            MODEL_STATE, "1 for the state each version of each model is in.", labels=("model_name", "version", "state")
+        )
         for model, versions in sorted(self._model_states().items()):
             for version, state in sorted(versions.items()):
                 family.add_metric([model, str(version), _STATE_NAME(state.state)], 1)

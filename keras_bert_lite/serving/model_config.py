@@ -99,13 +99,16 @@ def checked_configs(protos, source):
 
 def _model_config(proto, source):
     if not proto.name:
-        raise ConfigError(f"{source}: a config has no name (base_path {proto.base_path!r}); requests name the "
-                          f"model they want, so every model needs one")
+        raise ConfigError(
+            f"{source}: a config has no name (base_path {proto.base_path!r}); requests name the "
+            f"model they want, so every model needs one"
+        )
     _check_platform(proto, source)
     _check_base_path(proto, source)
     if proto.HasField("logging_config"):
-        log.warning("%s: model %s: logging_config is ignored (kbl-serve logs one access line per call)", source,
-                    proto.name)
+        log.warning(
+            "%s: model %s: logging_config is ignored (kbl-serve logs one access line per call)", source, proto.name
+        )
     policy = version_policy.from_proto(proto.model_version_policy)
     if policy.kind == version_policy.SPECIFIC and not policy.versions:
         log.warning("No specific versions requested for servable %s.", proto.name)
@@ -117,23 +120,30 @@ def _check_platform(proto, source):
     model_type = proto.model_type
     if model_type != model_server_config_pb2.MODEL_TYPE_UNSPECIFIED:
         if proto.model_platform:
-            raise ConfigError(f"{source}: Illegal setting both ModelServerConfig::model_type (deprecated) and "
-                              f"ModelServerConfig::model_platform, model name is {proto.name}")
+            raise ConfigError(
+                f"{source}: Illegal setting both ModelServerConfig::model_type (deprecated) and "
+                f"ModelServerConfig::model_platform, model name is {proto.name}"
+            )
         if model_type != model_server_config_pb2.TENSORFLOW:
             raise ConfigError(f"{source}: ModelServerConfig::model_type choice {model_type} not supported.")
         return
     if not proto.model_platform:
-        raise ConfigError(f"{source}: Illegal setting neither ModelServerConfig::model_type (deprecated) nor "
-                          f"ModelServerConfig::model_platform, model name is {proto.name} (add model_platform: "
-                          f'"{TENSORFLOW_PLATFORM}")')
+        raise ConfigError(
+            f"{source}: Illegal setting neither ModelServerConfig::model_type (deprecated) nor "
+            f"ModelServerConfig::model_platform, model name is {proto.name} (add model_platform: "
+            f'"{TENSORFLOW_PLATFORM}")'
+        )
     if proto.model_platform != TENSORFLOW_PLATFORM:
         raise ConfigError(f"{source}: Model {proto.name} requests unsupported platform {proto.model_platform}")
 
 
 def _check_base_path(proto, source):
     if "://" in proto.base_path:
-        raise ConfigError(f"{source}: model {proto.name}: base_path {proto.base_path} is a URI; kbl-serve serves "
-                          f"local directories only")
+        raise ConfigError(
+            f"{source}: model {proto.name}: base_path {proto.base_path} is a URI; kbl-serve serves "
+            f"local directories only"
+        )
     if not os.path.isabs(proto.base_path):
-        raise ConfigError(f"{source}: Expected model {proto.name} to have an absolute path or URI; got "
-                          f"base_path()={proto.base_path}")
+        raise ConfigError(
+            f"{source}: Expected model {proto.name} to have an absolute path or URI; got base_path()={proto.base_path}"
+        )

@@ -17,14 +17,20 @@ _FIELD = descriptor_pb2.FieldDescriptorProto
 
 
 def _message_class():
-    proto = descriptor_pb2.FileDescriptorProto(name="tensorflow_serving/config/monitoring_config.proto",
-                                               package="tensorflow.serving", syntax="proto3")
+    proto = descriptor_pb2.FileDescriptorProto(
+        name="tensorflow_serving/config/monitoring_config.proto", package="tensorflow.serving", syntax="proto3"
+    )
     prometheus = proto.message_type.add(name="PrometheusConfig")
     prometheus.field.add(name="enable", number=1, type=_FIELD.TYPE_BOOL, label=_FIELD.LABEL_OPTIONAL)
     prometheus.field.add(name="path", number=2, type=_FIELD.TYPE_STRING, label=_FIELD.LABEL_OPTIONAL)
     monitoring = proto.message_type.add(name="MonitoringConfig")
-    monitoring.field.add(name="prometheus_config", number=1, type=_FIELD.TYPE_MESSAGE, label=_FIELD.LABEL_OPTIONAL,
-                         type_name=".tensorflow.serving.PrometheusConfig")
+    monitoring.field.add(
+        name="prometheus_config",
+        number=1,
+        type=_FIELD.TYPE_MESSAGE,
+        label=_FIELD.LABEL_OPTIONAL,
+        type_name=".tensorflow.serving.PrometheusConfig",
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.serving.MonitoringConfig"))
@@ -49,6 +55,8 @@ def metrics_path(config_file):
         return None
     path = config.prometheus_config.path or DEFAULT_PATH
     if not path.startswith("/") or path.lower().startswith("/v1/") or any(char.isspace() for char in path):
-        raise ValueError(f"{config_file}: prometheus_config.path {path!r} must be a URL path starting with / and "
-                         f"outside /v1/ (TF Serving's default: {DEFAULT_PATH})")
+        raise ValueError(
+            f"{config_file}: prometheus_config.path {path!r} must be a URL path starting with / and "
+            f"outside /v1/ (TF Serving's default: {DEFAULT_PATH})"
+        )
     return path

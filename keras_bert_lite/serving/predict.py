@@ -37,8 +37,10 @@ def run_predict(servable, request, limits, run):
     _check_input_keys(signature, request)
     output_keys = _output_keys(signature, request.output_filter)
     limits.check_tensors(request.inputs)
-    inputs = {key: request_to_ndarray(key, proto, signature.inputs[key], signature_name)
-              for key, proto in request.inputs.items()}
+    inputs = {
+        key: request_to_ndarray(key, proto, signature.inputs[key], signature_name)
+        for key, proto in request.inputs.items()
+    }
     _check_pair_sizes(signature, inputs)
     outputs = run(signature, inputs)
 
@@ -57,7 +59,8 @@ def _check_input_keys(signature, request):
         raise invalid_argument(
             f"input size does not match signature '{signature.name}': {len(sent)}!={len(expected)} "
             f"len({_keys(sent)}) != len({_keys(expected)}). Sent extra: {_keys(sent - expected)}. "
-            f"Missing but required: {_keys(expected - sent)}.")
+            f"Missing but required: {_keys(expected - sent)}."
+        )
 
 
 def _check_pair_sizes(signature, inputs):
@@ -69,7 +72,8 @@ def _check_pair_sizes(signature, inputs):
         raise invalid_argument(
             f"inputs 'text' and 'text_b' of signature '{signature.name}' must have the same batch size (one "
             f"text_b per text), got 'text' with {text.shape[0]} and 'text_b' with {text_b.shape[0]}: send them "
-            f"in pairs")
+            f"in pairs"
+        )
 
 
 def _output_keys(signature, output_filter):
@@ -78,8 +82,10 @@ def _output_keys(signature, output_filter):
     seen = set()
     for key in output_filter:
         if key not in signature.outputs:
-            raise invalid_argument(f"output tensor alias not found in signature: {key} Outputs expected to be in "
-                                   f"the set {_keys(signature.outputs)}.")
+            raise invalid_argument(
+                f"output tensor alias not found in signature: {key} Outputs expected to be in "
+                f"the set {_keys(signature.outputs)}."
+            )
         if key in seen:
             raise invalid_argument(f"duplicate output tensor alias: {key}")
         seen.add(key)

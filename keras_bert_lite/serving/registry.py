@@ -144,8 +144,7 @@ class ModelRegistry:
         manager.reconfigure(config)
         if unchanged:
             return
-        log.info("Updating model %s: base path %s, version policy %s", config.name, config.base_path,
-                 config.policy)
+        log.info("Updating model %s: base path %s, version policy %s", config.name, config.base_path, config.policy)
         manager.poll()
 
     def _remove(self, name):

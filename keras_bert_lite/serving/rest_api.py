@@ -14,8 +14,13 @@ import dataclasses
 import json
 import time
 
-from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2, predict_pb2,
-                                     regression_pb2)
+from tensorflow_serving.apis import (
+    classification_pb2,
+    get_model_metadata_pb2,
+    get_model_status_pb2,
+    predict_pb2,
+    regression_pb2,
+)
 
 from keras_bert_lite.serving import json_examples, json_models, json_predict
 from keras_bert_lite.serving.errors import ServingError
@@ -53,21 +58,41 @@ def _fill_examples(call, document, request):
 
 
 APIS = {
-    "predict": _Api("Predict", predict_pb2.PredictRequest, _fill_predict,
-                    lambda predictions, models: predictions.predict,
-                    lambda call, response: json_predict.answer_json(response, call.request_format)),
-    "classify": _Api("Classify", classification_pb2.ClassificationRequest, _fill_examples,
-                     lambda predictions, models: predictions.classify,
-                     lambda call, response: json_examples.classify_json(response)),
-    "regress": _Api("Regress", regression_pb2.RegressionRequest, _fill_examples,
-                    lambda predictions, models: predictions.regress,
-                    lambda call, response: json_examples.regress_json(response)),
-    "metadata": _Api("GetModelMetadata", get_model_metadata_pb2.GetModelMetadataRequest, None,
-                     lambda predictions, models: predictions.metadata,
-                     lambda call, response: json_models.metadata_json(response)),
-    "status": _Api("GetModelStatus", get_model_status_pb2.GetModelStatusRequest, None,
-                   lambda predictions, models: models.status,
-                   lambda call, response: json_models.status_json(response)),
+    "predict": _Api(
+        "Predict",
+        predict_pb2.PredictRequest,
+        _fill_predict,
+        lambda predictions, models: predictions.predict,
+        lambda call, response: json_predict.answer_json(response, call.request_format),
+    ),
+    "classify": _Api(
+        "Classify",
+        classification_pb2.ClassificationRequest,
+        _fill_examples,
+        lambda predictions, models: predictions.classify,
+        lambda call, response: json_examples.classify_json(response),
+    ),
+    "regress": _Api(
+        "Regress",
+        regression_pb2.RegressionRequest,
+        _fill_examples,
+        lambda predictions, models: predictions.regress,
+        lambda call, response: json_examples.regress_json(response),
+    ),
+    "metadata": _Api(
+        "GetModelMetadata",
+        get_model_metadata_pb2.GetModelMetadataRequest,
+        None,
+        lambda predictions, models: predictions.metadata,
+        lambda call, response: json_models.metadata_json(response),
+    ),
+    "status": _Api(
+        "GetModelStatus",
+        get_model_status_pb2.GetModelStatusRequest,
+        None,
+        lambda predictions, models: models.status,
+        lambda call, response: json_models.status_json(response),
+    ),
 }
 
 
@@ -125,8 +150,15 @@ class RestApi:
                 received.body = body
         call = _RestCall(api, self._predictions, received.body)
         respond = api.respond(self._predictions, self._models) if api.respond else None
-        outcome = await self._answerer.settle(api.method, received, context, call.responder(respond),
-                                              on_worker=api.fill is not None, render=call.render, protocol=REST)
+        outcome = await self._answerer.settle(
+            api.method,
+            received,
+            context,
+            call.responder(respond),
+            on_worker=api.fill is not None,
+            render=call.render,
+            protocol=REST,
+        )
         if outcome.status is not None:
             return http_status(outcome.status), error_json(outcome.status.message)
         return http_status(None), outcome.rendered

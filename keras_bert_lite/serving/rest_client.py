@@ -27,8 +27,13 @@ import tensorflow as tf
 from google.protobuf import json_format
 from tensorflow_serving.apis import get_model_metadata_pb2
 
-from keras_bert_lite.serving.client import (ModelClient, ServerUnavailableError, ServingClientError, encoded_texts,
-                                            require_outputs)
+from keras_bert_lite.serving.client import (
+    ModelClient,
+    ServerUnavailableError,
+    ServingClientError,
+    encoded_texts,
+    require_outputs,
+)
 from keras_bert_lite.serving.http_status import code_of
 
 B64 = "b64"
@@ -63,16 +68,18 @@ class RestClient(ModelClient):
 
     def classify(self, texts, text_b=None, signature="classify", version=None):
         """Like `ServingClient.classify`: [(label, score), ...] per text."""
-        examples = [dict(zip(keys, (_json_text(value) for value in row)))
-                    for keys, row in _rows(encoded_texts(texts, text_b))]
+        examples = [
+            dict(zip(keys, (_json_text(value) for value in row))) for keys, row in _rows(encoded_texts(texts, text_b))
+        ]
         answer = self._call(self._path(version, ":classify"), {"signature_name": signature, "examples": examples})
         return [[(label, float(np.float32(score))) for label, score in pairs] for pairs in answer["results"]]
 
     def metadata(self, version=None):
         """{signature key: SignatureDef proto} of the served (or given) version."""
         answer = self._call(self._path(version, "/metadata"))
-        signature_defs = json_format.ParseDict(answer["metadata"]["signature_def"],
-                                               get_model_metadata_pb2.SignatureDefMap())
+        signature_defs = json_format.ParseDict(
+            answer["metadata"]["signature_def"], get_model_metadata_pb2.SignatureDefMap()
+        )
         return dict(signature_defs.signature_def)
 
     def signature(self, name, version=None):
@@ -81,17 +88,23 @@ class RestClient(ModelClient):
             for key, signature_def in self.metadata(version).items():
                 self._signatures[(version, key)] = signature_def
         if (version, name) not in self._signatures:
-            raise ServingClientError(grpc.StatusCode.INVALID_ARGUMENT, f'Serving signature name: "{name}" not found '
-                                                                       f'in signature def')
+            raise ServingClientError(
+                grpc.StatusCode.INVALID_ARGUMENT, f'Serving signature name: "{name}" not found in signature def'
+            )
         return self._signatures[(version, name)]
 
     def status(self, version=None):
         """Like `ServingClient.status`: one dict per version ("version", "state", "error_code", "error_message")."""
         answer = self._call(self._path(version, ""))
-        return [{"version": int(status["version"]), "state": status["state"],
-                 "error_code": status.get("status", {}).get("error_code", "OK"),
-                 "error_message": status.get("status", {}).get("error_message", "")}
-                for status in answer["model_version_status"]]
+        return [
+            {
+                "version": int(status["version"]),
+                "state": status["state"],
+                "error_code": status.get("status", {}).get("error_code", "OK"),
+                "error_message": status.get("status", {}).get("error_message", ""),
+            }
+            for status in answer["model_version_status"]
+        ]
 
     def close(self):
         """Nothing to close: each call opens and closes its own connection."""
@@ -109,14 +122,24 @@ class RestClient(ModelClient):
         except urllib.error.HTTPError as error:
             raise self._http_error(error) from None
         except (socket.timeout, TimeoutError):
-            raise ServingClientError(grpc.StatusCode.DEADLINE_EXCEEDED, "timed out", (
-                f"DEADLINE_EXCEEDED: the server at {self.url} did not answer within {self.timeout} s (raise "
-                f"`timeout`?)")) from None
+            raise ServingClientError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "timed out",
+                (
+                    f"DEADLINE_EXCEEDED: the server at {self.url} did not answer within {self.timeout} s (raise "
+                    f"`timeout`?)"
+                ),
+            ) from None
         except (urllib.error.URLError, ConnectionError) as error:
             reason = getattr(error, "reason", error)
-            raise ServerUnavailableError(grpc.StatusCode.UNAVAILABLE, str(reason), (
-                f"no TF Serving REST API at {self.url}: {reason}; start one with `kbl-serve --model_name "
-                f"{self.model_name} --model_base_path DIR --rest_api_port PORT`")) from None
+            raise ServerUnavailableError(
+                grpc.StatusCode.UNAVAILABLE,
+                str(reason),
+                (
+                    f"no TF Serving REST API at {self.url}: {reason}; start one with `kbl-serve --model_name "
+                    f"{self.model_name} --model_base_path DIR --rest_api_port PORT`"
+                ),
+            ) from None
 
     def _http_error(self, error):
         try:
@@ -156,4 +179,3 @@ def _bytes(value):
     if isinstance(value, dict):
         return base64.b64decode(value[B64])
     return value.encode("utf-8")
-

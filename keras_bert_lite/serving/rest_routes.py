@@ -14,15 +14,19 @@ import urllib.parse
 
 from keras_bert_lite.serving.errors import invalid_argument, not_found
 
-PREDICTION_PATH = re.compile(r"/v1/models/([^/:]+)(?:/versions/([0-9]+)|/labels/([^/:]+))?"
-                             r":(classify|regress|predict)", re.IGNORECASE)
-MODEL_PATH = re.compile(r"/v1/models(?:/([^/:]+))?(?:/versions/([0-9]+)|/labels/([^/:]+))?(?:/(metadata))?",
-                        re.IGNORECASE)
+PREDICTION_PATH = re.compile(
+    r"/v1/models/([^/:]+)(?:/versions/([0-9]+)|/labels/([^/:]+))?"
+    r":(classify|regress|predict)",
+    re.IGNORECASE,
+)
+MODEL_PATH = re.compile(
+    r"/v1/models(?:/([^/:]+))?(?:/versions/([0-9]+)|/labels/([^/:]+))?(?:/(metadata))?", re.IGNORECASE
+)
 API_PREFIX = re.compile(r"/v1/.*", re.IGNORECASE | re.DOTALL)
 POST_APIS = ("predict", "classify", "regress")
 METADATA = "metadata"
 STATUS = "status"
-MAX_VERSION = 2 ** 63 - 1
+MAX_VERSION = 2**63 - 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,8 +71,7 @@ def route(http_method, raw_path):
     if not name:
         raise invalid_argument("Missing model name in request.")
     api = last if http_method == "POST" else METADATA if last == METADATA else STATUS
-    return Route(api, _decoded(name, "model name"), _version(version), label and _decoded(label, "model version "
-                                                                                                 "label"))
+    return Route(api, _decoded(name, "model name"), _version(version), label and _decoded(label, "model version label"))
 
 
 def _decoded(text, what):

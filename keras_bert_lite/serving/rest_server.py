@@ -54,8 +54,21 @@ class RestServer:
         grace_seconds: How long `stop()` lets calls in flight finish.
     """
 
-    def __init__(self, api, host, port, *, max_body_bytes, read_timeout_seconds, timeout_seconds, max_connections,
-                 tls=None, metrics=None, metrics_path=None, grace_seconds=30.0):
+    def __init__(
+        self,
+        api,
+        host,
+        port,
+        *,
+        max_body_bytes,
+        read_timeout_seconds,
+        timeout_seconds,
+        max_connections,
+        tls=None,
+        metrics=None,
+        metrics_path=None,
+        grace_seconds=30.0,
+    ):
         self._api = api
         self.host = host
         self.port = port
@@ -63,9 +76,14 @@ class RestServer:
         self._metrics = (metrics, metrics_path) if metrics is not None and metrics_path else (None, None)
         self._tls = tls
         self._socket = None
-        self._server = _ConnectionLimitedServer(self._handle, max_connections, handler_cancellation=True,
-                                                keepalive_timeout=read_timeout_seconds, lingering_time=LINGER_SECONDS,
-                                                access_log=None)
+        self._server = _ConnectionLimitedServer(
+            self._handle,
+            max_connections,
+            handler_cancellation=True,
+            keepalive_timeout=read_timeout_seconds,
+            lingering_time=LINGER_SECONDS,
+            access_log=None,
+        )
         self._runner = web.ServerRunner(self._server, shutdown_timeout=grace_seconds)
 
     def bind(self):
@@ -81,9 +99,12 @@ class RestServer:
         except (OSError, OverflowError) as error:
             raise OSError(f"cannot listen on {self.host}:{self.port} (REST): {error}") from None
         if self._tls is None and not is_loopback(self.host):
-            log.warning("Serving REST on %s:%d without TLS: anyone who can reach this address can call the model and "
-                        "read its answers in clear; pass --ssl_cert/--ssl_key, or bind --host 127.0.0.1", self.host,
-                        self.port)
+            log.warning(
+                "Serving REST on %s:%d without TLS: anyone who can reach this address can call the model and "
+                "read its answers in clear; pass --ssl_cert/--ssl_key, or bind --host 127.0.0.1",
+                self.host,
+                self.port,
+            )
         return self._socket.getsockname()[1]
 
     async def start(self):
@@ -126,9 +147,11 @@ class RestServer:
         try:
             return await asyncio.wait_for(_read_at_most(request, max_bytes), read_timeout)
         except asyncio.TimeoutError:
-            raise HttpRefusal(grpc.StatusCode.DEADLINE_EXCEEDED, f"the request body did not arrive within "
-                                                                 f"{read_timeout:g} s ({READ_TIMEOUT_FLAG})",
-                              REQUEST_TIMEOUT) from None
+            raise HttpRefusal(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"the request body did not arrive within {read_timeout:g} s ({READ_TIMEOUT_FLAG})",
+                REQUEST_TIMEOUT,
+            ) from None
 
 
 async def _read_at_most(request, max_bytes):
@@ -137,8 +160,9 @@ async def _read_at_most(request, max_bytes):
         try:
             chunk = await request.content.readany()
         except ConnectionError:  # never raised out of the task wait_for runs this in: logged as never retrieved
-            raise ServingError(grpc.StatusCode.CANCELLED, "the client closed the connection before its request body "
-                                                          "arrived") from None
+            raise ServingError(
+                grpc.StatusCode.CANCELLED, "the client closed the connection before its request body arrived"
+            ) from None
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
@@ -148,9 +172,13 @@ async def _read_at_most(request, max_bytes):
 
 
 def _too_large(what, max_bytes):
-    return HttpRefusal(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{what}; this server takes at most {max_bytes} bytes "
-                                                           f"per request body ({BODY_FLAG}): split the request, or "
-                                                           f"raise {BODY_FLAG}", PAYLOAD_TOO_LARGE)
+    return HttpRefusal(
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        f"{what}; this server takes at most {max_bytes} bytes "
+        f"per request body ({BODY_FLAG}): split the request, or "
+        f"raise {BODY_FLAG}",
+        PAYLOAD_TOO_LARGE,
+    )
 
 
 class _ConnectionLimitedServer(web.Server):
@@ -175,13 +203,17 @@ class _Refused(asyncio.Protocol):
     """
 
     def __init__(self, max_connections):
-        self._body = error_json(f"server overloaded: all {max_connections} REST connections are in use "
-                                f"({CONNECTIONS_FLAG} {max_connections}); retry with backoff")
+        self._body = error_json(
+            f"server overloaded: all {max_connections} REST connections are in use "
+            f"({CONNECTIONS_FLAG} {max_connections}); retry with backoff"
+        )
         self._closing = None
 
     def connection_made(self, transport):
-        head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: {JSON}\r\nContent-Length: {len(self._body)}\r\n"
-                f"Connection: close\r\n\r\n")
+        head = (
+            f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: {JSON}\r\nContent-Length: {len(self._body)}\r\n"
+            f"Connection: close\r\n\r\n"
+        )
         transport.write(head.encode("ascii") + self._body)
         if transport.can_write_eof():
             transport.write_eof()

@@ -72,8 +72,10 @@ def service_handler(service_descriptor, methods):
         request_class = message_factory.GetMessageClass(method.input_type)
         response_class = message_factory.GetMessageClass(method.output_type)
         handlers[method.name] = grpc.unary_unary_rpc_method_handler(
-            methods[method.name], request_deserializer=receiver(request_class),
-            response_serializer=response_class.SerializeToString)
+            methods[method.name],
+            request_deserializer=receiver(request_class),
+            response_serializer=response_class.SerializeToString,
+        )
     return grpc.method_handlers_generic_handler(service_descriptor.full_name, handlers)
 
 
@@ -142,7 +144,7 @@ class Answerer:
             status = from_tf_error(error)
         except asyncio.CancelledError:  # the caller left (deadline or cancel): nobody reads an answer
             remaining = context.time_remaining()
-            expired = remaining is not None and remaining <= DEADLINE_TIMER_SLACK_S   # None: no deadline
+            expired = remaining is not None and remaining <= DEADLINE_TIMER_SLACK_S  # None: no deadline
             code = grpc.StatusCode.DEADLINE_EXCEEDED if expired else grpc.StatusCode.CANCELLED
             call.cancel()
             self._record(method, received, None, code, start, context, None, protocol)
@@ -157,8 +159,7 @@ class Answerer:
 
     def _record(self, method, received, response, code, start, context, error_id, protocol):
         seconds = time.monotonic() - start
-        log_call(method, received.message, response, code, seconds, received.size, context.peer(), error_id,
-                 protocol)
+        log_call(method, received.message, response, code, seconds, received.size, context.peer(), error_id, protocol)
         if self._metrics is not None:
             self._metrics.count_call(protocol, method, received.message, response, code, seconds)
 
@@ -205,5 +206,6 @@ def _server_fault(method, error):
         log.error("error %s answering %s: %s %s", error_id, method, error.code.name, error.message)
     else:
         log.error("error %s answering %s", error_id, method, exc_info=error)
-    return ServingError(grpc.StatusCode.INTERNAL, f"internal server error (error id {error_id}; the server's log "
-                                                  f"has the details)"), error_id
+    return ServingError(
+        grpc.StatusCode.INTERNAL, f"internal server error (error id {error_id}; the server's log has the details)"
+    ), error_id

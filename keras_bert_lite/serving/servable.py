@@ -68,8 +68,9 @@ def load_servable(name, version, path):
     """Loads `path` (a SavedModel directory) as version `version` of model `name`."""
     signature_defs = dict(read_serving_meta_graph(path).signature_def)
     saved_model = tf.saved_model.load(path, tags=[SERVING_TAG])
-    signatures = {key: Signature(key, signature_defs[key], function)
-                  for key, function in saved_model.signatures.items()}
+    signatures = {
+        key: Signature(key, signature_defs[key], function) for key, function in saved_model.signatures.items()
+    }
     return Servable(name, version, path, signature_defs, signatures, saved_model)
 
 
@@ -96,8 +97,12 @@ def is_batchable(inputs, outputs):
         if spec.shape.rank is None or spec.shape.rank == 0 or spec.shape[0] is not None:
             return False
     for spec in outputs.values():
-        if (spec.shape.rank is None or spec.shape.rank == 0 or spec.shape[0] is not None
-                or not spec.shape[1:].is_fully_defined()):
+        if (
+            spec.shape.rank is None
+            or spec.shape.rank == 0
+            or spec.shape[0] is not None
+            or not spec.shape[1:].is_fully_defined()
+        ):
             return False
     return True
 
@@ -121,4 +126,3 @@ def undecodable_tf_error(error):
 
 def _spec(key, tensor_info):
     return tf.TensorSpec(tf.TensorShape(tensor_info.tensor_shape), tf.as_dtype(tensor_info.dtype), name=key)
-

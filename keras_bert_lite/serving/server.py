@@ -29,9 +29,12 @@ class ModelServer:
         max_bytes = max_message_mb * MIB
         self._server = grpc.aio.server(
             handlers=handlers,
-            options=[("grpc.max_send_message_length", max_bytes),
-                     ("grpc.max_receive_message_length", max_bytes),
-                     ("grpc.so_reuseport", 0)])  # a second server on the same port must fail, not share it
+            options=[
+                ("grpc.max_send_message_length", max_bytes),
+                ("grpc.max_receive_message_length", max_bytes),
+                ("grpc.so_reuseport", 0),
+            ],
+        )  # a second server on the same port must fail, not share it
         self.host = host
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._tls = tls
@@ -62,8 +65,11 @@ class ModelServer:
         if not port:
             raise OSError(f"cannot listen on {self.address}: {reason}")
         if self._tls is None and not is_loopback(self.host):
-            log.warning("Serving on %s without TLS: anyone who can reach this address can call the model and read "
-                        "its answers in clear; pass --ssl_cert/--ssl_key, or bind --host 127.0.0.1", self.address)
+            log.warning(
+                "Serving on %s without TLS: anyone who can reach this address can call the model and read "
+                "its answers in clear; pass --ssl_cert/--ssl_key, or bind --host 127.0.0.1",
+                self.address,
+            )
         return port
 
     async def start(self):

@@ -34,9 +34,16 @@ class PredictionService:
 
     def handler(self):
         """The gRPC handler that routes the service's methods here."""
-        return service_handler(prediction_service_pb2.DESCRIPTOR.services_by_name["PredictionService"], {
-            "Predict": self.Predict, "Classify": self.Classify, "GetModelMetadata": self.GetModelMetadata,
-            "Regress": self.Regress, "MultiInference": self.MultiInference})
+        return service_handler(
+            prediction_service_pb2.DESCRIPTOR.services_by_name["PredictionService"],
+            {
+                "Predict": self.Predict,
+                "Classify": self.Classify,
+                "GetModelMetadata": self.GetModelMetadata,
+                "Regress": self.Regress,
+                "MultiInference": self.MultiInference,
+            },
+        )
 
     async def Predict(self, received, context):
         return await self._answer("Predict", received, context, self.predict)
@@ -51,8 +58,9 @@ class PredictionService:
         return await self._answer("Regress", received, context, self.regress, on_worker=False)
 
     async def MultiInference(self, received, context):
-        return await self._answer("MultiInference", received, context, _unimplemented("MultiInference"),
-                                  on_worker=False)
+        return await self._answer(
+            "MultiInference", received, context, _unimplemented("MultiInference"), on_worker=False
+        )
 
     @property
     def limits(self):
@@ -70,8 +78,12 @@ class PredictionService:
 
     def classify(self, request, call):
         """Answers a `ClassificationRequest`, on a worker thread."""
-        return run_classify(self.servable(request.model_spec), request, self._limits,
-                            lambda signature, inputs: run_alone(signature, inputs, call))
+        return run_classify(
+            self.servable(request.model_spec),
+            request,
+            self._limits,
+            lambda signature, inputs: run_alone(signature, inputs, call),
+        )
 
     def regress(self, request, call):
         """Refuses a `RegressionRequest` (UNIMPLEMENTED)."""
@@ -97,16 +109,20 @@ class ModelService:
 
     def handler(self):
         """The gRPC handler that routes the service's methods here."""
-        return service_handler(model_service_pb2.DESCRIPTOR.services_by_name["ModelService"], {
-            "GetModelStatus": self.GetModelStatus, "HandleReloadConfigRequest": self.HandleReloadConfigRequest})
+        return service_handler(
+            model_service_pb2.DESCRIPTOR.services_by_name["ModelService"],
+            {"GetModelStatus": self.GetModelStatus, "HandleReloadConfigRequest": self.HandleReloadConfigRequest},
+        )
 
     async def GetModelStatus(self, received, context):
         return await self._answer("GetModelStatus", received, context, self.status, on_worker=False)
 
     async def HandleReloadConfigRequest(self, received, context):
         def refuse(request, call):
-            raise unimplemented("HandleReloadConfigRequest is not supported: edit the --model_config_file, which "
-                                "the server re-reads every --model_config_file_poll_wait_seconds")
+            raise unimplemented(
+                "HandleReloadConfigRequest is not supported: edit the --model_config_file, which "
+                "the server re-reads every --model_config_file_poll_wait_seconds"
+            )
 
         return await self._answer("HandleReloadConfigRequest", received, context, refuse, on_worker=False)
 

@@ -21,16 +21,19 @@ def request_to_ndarray(key, proto, spec, signature_name):
     if proto.dtype != spec.dtype.as_datatype_enum:
         raise invalid_argument(
             f"input '{key}' of signature '{signature_name}' has dtype {_dtype_name(proto.dtype)}, "
-            f"expected {_dtype_name(spec.dtype.as_datatype_enum)}")
+            f"expected {_dtype_name(spec.dtype.as_datatype_enum)}"
+        )
     try:
         array = tf.make_ndarray(proto)
     except (ValueError, TypeError) as error:
-        raise invalid_argument(f"input '{key}' of signature '{signature_name}' is not a valid TensorProto: "
-                               f"{error}") from None
+        raise invalid_argument(
+            f"input '{key}' of signature '{signature_name}' is not a valid TensorProto: {error}"
+        ) from None
     if not spec.shape.is_compatible_with(array.shape):
         raise invalid_argument(
             f"input '{key}' of signature '{signature_name}' has shape {list(array.shape)}, expected "
-            f"{_shape_str(spec.shape)} (None = any size)")
+            f"{_shape_str(spec.shape)} (None = any size)"
+        )
     return array
 
 

@@ -37,7 +37,7 @@ class VersionPolicy:
             return set(on_disk)
         if self.kind == SPECIFIC:
             return set(on_disk) & set(self.versions)
-        return set(sorted(on_disk)[-max(self.num_versions, 1):])
+        return set(sorted(on_disk)[-max(self.num_versions, 1) :])
 
     def missing(self, on_disk):
         """The versions a "specific" policy lists that are not among `on_disk`, sorted."""

@@ -81,8 +81,13 @@ def warm_up(servable, limits, cancelled=None):
         if number > MAX_RECORDS:
             raise invalid_argument(f"Number of warmup records exceeds the maximum ({MAX_RECORDS}) at {path}")
         count += _replay(servable, _parse(record, number, path), limits, number, path)
-    log.info("Finished reading warmup data for model at %s. Number of warmup records read: %d. Elapsed time "
-             "(microseconds): %d.", path, count, (time.monotonic() - start) * 1e6)
+    log.info(
+        "Finished reading warmup data for model at %s. Number of warmup records read: %d. Elapsed time "
+        "(microseconds): %d.",
+        path,
+        count,
+        (time.monotonic() - start) * 1e6,
+    )
     return count
 
 
@@ -93,16 +98,18 @@ def _records(path):
             yield record.numpy()
     except tf.errors.OpError as error:
         failure = from_tf_error(error)
-        raise ServingError(failure.code, f"{failure.message}. Please verify your warmup data is in TFRecord "
-                                         f"format.") from None
+        raise ServingError(
+            failure.code, f"{failure.message}. Please verify your warmup data is in TFRecord format."
+        ) from None
 
 
 def _parse(record, number, path):
     try:
         return prediction_log_pb2.PredictionLog.FromString(record)
     except Exception:  # noqa: BLE001 - protobuf's DecodeError and friends: the record is not a PredictionLog
-        raise invalid_argument(f"Failed to parse warmup record {number} from {path}: not a serialized "
-                               f"tensorflow.serving.PredictionLog") from None
+        raise invalid_argument(
+            f"Failed to parse warmup record {number} from {path}: not a serialized tensorflow.serving.PredictionLog"
+        ) from None
 
 
 def _replay(servable, prediction_log, limits, number, path):
@@ -111,8 +118,12 @@ def _replay(servable, prediction_log, limits, number, path):
     if kind is None:
         return 0
     if kind in _SKIPPED:
-        log.warning("warm-up record %d of %s is a %s: skipped (kbl-serve serves neither Regress nor "
-                    "MultiInference)", number, path, kind)
+        log.warning(
+            "warm-up record %d of %s is a %s: skipped (kbl-serve serves neither Regress nor MultiInference)",
+            number,
+            path,
+            kind,
+        )
         return 0
     if kind not in _RUNNERS:
         raise unimplemented(f"Unsupported log_type for warmup: {kind} (record {number} of {path})")
@@ -126,8 +137,7 @@ def _replay(servable, prediction_log, limits, number, path):
 
 
 def _failed(error, number, path):
-    return ServingError(error.code, f"warm-up request {number} of {path} failed: {error.code.name}: "
-                                    f"{error.message}")
+    return ServingError(error.code, f"warm-up request {number} of {path} failed: {error.code.name}: {error.message}")
 
 
 def _run(signature, inputs):

@@ -39,8 +39,10 @@ class WorkerPool:
         self._idle = [queue.SimpleQueue() for _ in range(size)]  # each idle thread's inbox; the last freed on top
         self._inboxes = list(self._idle)
         self._closed = False
-        self._threads = [threading.Thread(target=self._work, args=(inbox,), name=f"worker-{index}", daemon=True)
-                         for index, inbox in enumerate(self._idle)]
+        self._threads = [
+            threading.Thread(target=self._work, args=(inbox,), name=f"worker-{index}", daemon=True)
+            for index, inbox in enumerate(self._idle)
+        ]
         for thread in self._threads:
             thread.start()
 

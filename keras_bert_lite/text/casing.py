@@ -27,15 +27,17 @@ from keras_bert_lite.utils.files import atomic_write_text
 logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "tokenizer_config.json"
-CASED_SHARE = 0.01        # tokens that lower-casing changes, over tokens with letters, above which a vocab is cased
+CASED_SHARE = 0.01  # tokens that lower-casing changes, over tokens with letters, above which a vocab is cased
 # tokenizer_config.json fields of Hugging Face's BertTokenizer that change its token ids, and the one value of each
 # this library implements; and the tokenizer classes that tokenize as BERT's: BertTokenizer, its subclasses that
 # change nothing in the tokenization, and PreTrainedTokenizerFast (whose tokenization is its tokenizer.json's: of that
 # file only the BertNormalizer's lowercase is read, so such a config is accepted unchecked, as before).
 _IMPLEMENTED = {"do_basic_tokenize": True, "tokenize_chinese_chars": True}
-_BERT_TOKENIZERS = {f"{family}Tokenizer{fast}" for family in ("Bert", "DistilBert", "Electra", "MobileBert",
-                                                               "SqueezeBert", "ConvBert", "LayoutLM")
-                    for fast in ("", "Fast")} | {"PreTrainedTokenizerFast"}
+_BERT_TOKENIZERS = {
+    f"{family}Tokenizer{fast}"
+    for family in ("Bert", "DistilBert", "Electra", "MobileBert", "SqueezeBert", "ConvBert", "LayoutLM")
+    for fast in ("", "Fast")
+} | {"PreTrainedTokenizerFast"}
 _ORIGINAL_DIR = re.compile(r"(?:^|_)(?P<casing>uncased|cased)_L-\d+_H-\d+_A-\d+$|^(?P<multilingual>multilingual)_L-")
 
 
@@ -56,12 +58,14 @@ def recorded_casing(vocab_path: str) -> tuple[bool | None, str]:
     if vocab_path.endswith(".json"):
         normalizer = _read_json(vocab_path).get("normalizer") or {}
         if normalizer.get("type") == "BertNormalizer" and "lowercase" in normalizer:
-            return _checked(_flag(normalizer, "lowercase", vocab_path), normalizer.get("strip_accents"), vocab_path), \
-                vocab_path
+            return _checked(
+                _flag(normalizer, "lowercase", vocab_path), normalizer.get("strip_accents"), vocab_path
+            ), vocab_path
     match = _ORIGINAL_DIR.search(os.path.basename(directory))
     if match:
-        return match.group("multilingual") is not None or match.group("casing") == "uncased", \
-            f"the original checkpoint directory name {os.path.basename(directory)!r}"
+        return match.group("multilingual") is not None or match.group(
+            "casing"
+        ) == "uncased", f"the original checkpoint directory name {os.path.basename(directory)!r}"
     return None, ""
 
 
@@ -77,8 +81,9 @@ def inferred_casing(tokens) -> bool | None:
     return False if changed > CASED_SHARE * len(words) else None
 
 
-def resolve_lower_case(recorded: bool | None, source: str, inferred: bool | None, requested: bool | None,
-                       flag: str) -> bool:
+def resolve_lower_case(
+    recorded: bool | None, source: str, inferred: bool | None, requested: bool | None, flag: str
+) -> bool:
     """The casing to tokenise with.
 
     Args:
@@ -93,18 +98,25 @@ def resolve_lower_case(recorded: bool | None, source: str, inferred: bool | None
     """
     if recorded is not None:
         if requested is not None and requested != recorded:
-            raise ValueError(f"{spell(flag, requested)} contradicts the vocabulary: {source} says it is "
-                             f"{_word(recorded)}. Drop {flag} (the vocabulary's casing is used), or use the "
-                             "vocabulary the model was trained with.")
+            raise ValueError(
+                f"{spell(flag, requested)} contradicts the vocabulary: {source} says it is "
+                f"{_word(recorded)}. Drop {flag} (the vocabulary's casing is used), or use the "
+                "vocabulary the model was trained with."
+            )
         return recorded
     if requested is not None:
         if inferred is not None and requested != inferred:
-            logger.warning("%s: the vocabulary's tokens look %s; ids will differ from those it was built for if "
-                           "this is wrong.", spell(flag, requested), _word(inferred))
+            logger.warning(
+                "%s: the vocabulary's tokens look %s; ids will differ from those it was built for if this is wrong.",
+                spell(flag, requested),
+                _word(inferred),
+            )
         return requested
     if inferred is None:
-        raise ValueError(f"The vocabulary's casing is unknown: no {CONFIG_FILE} beside it and its tokens do not "
-                         f"tell. Pass {spell(flag, True)} (uncased) or {spell(flag, False)} (cased).")
+        raise ValueError(
+            f"The vocabulary's casing is unknown: no {CONFIG_FILE} beside it and its tokens do not "
+            f"tell. Pass {spell(flag, True)} (uncased) or {spell(flag, False)} (cased)."
+        )
     return inferred
 
 
@@ -138,9 +150,11 @@ def check_casing_conflict(vocab_path: str, lower_case: bool) -> str:
     if isinstance(recorded, bool) and recorded != bool(lower_case):
         others = _other_vocabularies(vocab_path)
         if others:
-            raise InputFileError(f"{config} records that {others[0]} beside it is {_word(recorded)}; writing the "
-                                 f"{_word(lower_case)} {os.path.basename(vocab_path)} there would change that. Write "
-                                 "it into a directory of its own (one casing per directory, as Hugging Face reads it).")
+            raise InputFileError(
+                f"{config} records that {others[0]} beside it is {_word(recorded)}; writing the "
+                f"{_word(lower_case)} {os.path.basename(vocab_path)} there would change that. Write "
+                "it into a directory of its own (one casing per directory, as Hugging Face reads it)."
+            )
     return config
 
 
@@ -171,14 +185,18 @@ def _check_tokenization(values: dict, source: str) -> None:
     """
     for field, implemented in _IMPLEMENTED.items():
         if values.get(field, implemented) != implemented:
-            raise InputFileError(f"{source}: field {field!r} is {values[field]!r}; this library tokenizes as BERT's "
-                                 f"BasicTokenizer with {field} {json.dumps(implemented)} only, so its token ids would "
-                                 "not be the model's.")
+            raise InputFileError(
+                f"{source}: field {field!r} is {values[field]!r}; this library tokenizes as BERT's "
+                f"BasicTokenizer with {field} {json.dumps(implemented)} only, so its token ids would "
+                "not be the model's."
+            )
     name = values.get("tokenizer_class")
     if name is not None and name not in _BERT_TOKENIZERS:
-        raise InputFileError(f"{source}: field 'tokenizer_class' is {name!r}; this library has BERT's own "
-                             "tokenizer only (BertTokenizer and the classes that tokenize as it does), so its token "
-                             "ids would not be the model's.")
+        raise InputFileError(
+            f"{source}: field 'tokenizer_class' is {name!r}; this library has BERT's own "
+            "tokenizer only (BertTokenizer and the classes that tokenize as it does), so its token "
+            "ids would not be the model's."
+        )
 
 
 def _flag(values: dict, field: str, source: str) -> bool:
@@ -190,8 +208,10 @@ def _flag(values: dict, field: str, source: str) -> bool:
 
 def _checked(lower_case: bool, strip_accents, source: str) -> bool:
     if strip_accents is not None and bool(strip_accents) != lower_case:
-        raise InputFileError(f"{source}: lower-casing {lower_case} with strip_accents {strip_accents} is not a BERT "
-                         "normalisation this library implements (uncased strips accents, cased keeps them).")
+        raise InputFileError(
+            f"{source}: lower-casing {lower_case} with strip_accents {strip_accents} is not a BERT "
+            "normalisation this library implements (uncased strips accents, cased keeps them)."
+        )
     return lower_case
 
 

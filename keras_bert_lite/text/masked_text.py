@@ -25,19 +25,21 @@ def tokenize_keeping_masks(tokenize, text: tf.Tensor, vocab: Vocab) -> tf.Ragged
     Returns:
         int32 RaggedTensor `[batch, (tokens)]`, without [CLS]/[SEP].
     """
-    segments = tf.strings.split(text, sep=vocab.tokens[vocab.mask_id])      # [batch, (masks + 1)]: never empty
-    pieces = tokenize(segments.flat_values)                                  # [segments, (tokens)]
-    text_of = segments.value_rowids()                                        # [segments]
-    last = tf.not_equal(text_of, tf.concat([text_of[1:], [-1]], axis=0))    # its text's last segment
-    masks = tf.cast(~last, tf.int64)                                         # [segments]: a mask after it
+    segments = tf.strings.split(text, sep=vocab.tokens[vocab.mask_id])  # [batch, (masks + 1)]: never empty
+    pieces = tokenize(segments.flat_values)  # [segments, (tokens)]
+    text_of = segments.value_rowids()  # [segments]
+    last = tf.not_equal(text_of, tf.concat([text_of[1:], [-1]], axis=0))  # its text's last segment
+    masks = tf.cast(~last, tf.int64)  # [segments]: a mask after it
     lengths = pieces.row_lengths() + masks
     # Each piece moves past the masks before it; each mask ends its segment. (No ragged concat: its int64
     # transposes make oneDNN log an error line on CPUs without AVX-512.)
-    piece_at = tf.range(tf.size(pieces.flat_values, tf.int64)) + tf.gather(tf.cumsum(masks, exclusive=True),
-                                                                           pieces.value_rowids())
+    piece_at = tf.range(tf.size(pieces.flat_values, tf.int64)) + tf.gather(
+        tf.cumsum(masks, exclusive=True), pieces.value_rowids()
+    )
     mask_at = tf.boolean_mask(tf.cumsum(lengths) - 1, ~last)
     mask_ids = tf.fill(tf.shape(mask_at), tf.constant(vocab.mask_id, tf.int32))
-    ids = tf.dynamic_stitch([tf.cast(piece_at, tf.int32), tf.cast(mask_at, tf.int32)],
-                            [tf.cast(pieces.flat_values, tf.int32), mask_ids])
+    ids = tf.dynamic_stitch(
+        [tf.cast(piece_at, tf.int32), tf.cast(mask_at, tf.int32)], [tf.cast(pieces.flat_values, tf.int32), mask_ids]
+    )
     per_segment = tf.RaggedTensor.from_row_lengths(ids, lengths)
     return tf.RaggedTensor.from_row_splits(per_segment, segments.row_splits).merge_dims(1, 2)

@@ -34,19 +34,28 @@ class BertPacker(tf.Module):
         "input_type_ids" (0 for [CLS] A [SEP], 1 for B [SEP]), seq = seq_length, or the dynamic length.
     """
 
-    def __init__(self, seq_length: int, vocab: Vocab | dict, dynamic: bool = False, length_buckets: bool = False,
-                 name: str | None = None):
+    def __init__(
+        self,
+        seq_length: int,
+        vocab: Vocab | dict,
+        dynamic: bool = False,
+        length_buckets: bool = False,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         if seq_length < 3:
             raise ValueError(f"BertPacker: seq_length={seq_length}; it must leave room for [CLS] and two [SEP].")
-        ids = vocab if isinstance(vocab, dict) else {"cls_id": vocab.cls_id, "sep_id": vocab.sep_id,
-                                                     "pad_id": vocab.pad_id}
+        ids = (
+            vocab
+            if isinstance(vocab, dict)
+            else {"cls_id": vocab.cls_id, "sep_id": vocab.sep_id, "pad_id": vocab.pad_id}
+        )
         self.seq_length = seq_length
         self.dynamic = dynamic
         self.length_buckets = length_buckets
         # The padded lengths a dynamic batch may take, ascending; the last is seq_length.
         if length_buckets:
-            shorter = [16 * 2 ** k for k in range(seq_length.bit_length()) if 16 * 2 ** k < seq_length]
+            shorter = [16 * 2**k for k in range(seq_length.bit_length()) if 16 * 2**k < seq_length]
         else:
             shorter = list(range(8, seq_length, 8))
         self.padded_lengths = tuple(shorter + [seq_length])
@@ -62,7 +71,7 @@ class BertPacker(tf.Module):
         length = self.seq_length
         if self.dynamic:
             allowed = tf.constant(self.padded_lengths, tf.int32)
-            packed = tf.add_n(kept) + len(segments) + 1                               # [batch] tokens per row
+            packed = tf.add_n(kept) + len(segments) + 1  # [batch] tokens per row
             length = tf.gather(allowed, tf.searchsorted(allowed, tf.reduce_max(packed)[None]))[0]  # first >= it
         return pack_kept(segments, kept, length, self.cls_id, self.sep_id, self.pad_id)
 
@@ -85,21 +94,25 @@ def pack_kept(segments: list, kept: list, length, cls_id: int, sep_id: int, pad_
     """
     # Row i: [CLS] at 0, A from 1, its [SEP], then B from kept_a + 2 and its [SEP].
     starts = [tf.ones_like(kept[0])] + ([kept[0] + 2] if len(segments) == 2 else [])
-    ends = [start + keep for start, keep in zip(starts, kept)]                    # where each [SEP] goes
-    total = ends[-1] + 1                                                           # [batch] tokens per row
+    ends = [start + keep for start, keep in zip(starts, kept)]  # where each [SEP] goes
+    total = ends[-1] + 1  # [batch] tokens per row
     rows = tf.range(tf.size(total))
     indices, updates = [tf.stack([rows, tf.zeros_like(rows)], axis=1)], [tf.fill(tf.shape(rows), cls_id)]
     for segment, start, keep, end in zip(segments, starts, kept, ends):
         row, position = _rows_and_positions(segment)
         kept_token = position < tf.gather(keep, row)
-        indices += [tf.boolean_mask(tf.stack([row, tf.gather(start, row) + position], axis=1), kept_token),
-                    tf.stack([rows, end], axis=1)]
+        indices += [
+            tf.boolean_mask(tf.stack([row, tf.gather(start, row) + position], axis=1), kept_token),
+            tf.stack([rows, end], axis=1),
+        ]
         updates += [tf.boolean_mask(segment.values, kept_token), tf.fill(tf.shape(rows), sep_id)]
-    word_ids = tf.tensor_scatter_nd_update(tf.fill(tf.stack([tf.size(total), length]), pad_id),
-                                           tf.concat(indices, axis=0), tf.concat(updates, axis=0))
+    word_ids = tf.tensor_scatter_nd_update(
+        tf.fill(tf.stack([tf.size(total), length]), pad_id), tf.concat(indices, axis=0), tf.concat(updates, axis=0)
+    )
     mask = tf.sequence_mask(total, length, dtype=tf.int32)
-    type_ids = tf.zeros_like(mask) if len(segments) == 1 else \
-        mask - tf.sequence_mask(ends[0] + 1, length, dtype=tf.int32)                 # 1 on B and its [SEP]
+    type_ids = (
+        tf.zeros_like(mask) if len(segments) == 1 else mask - tf.sequence_mask(ends[0] + 1, length, dtype=tf.int32)
+    )  # 1 on B and its [SEP]
     return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
 
 

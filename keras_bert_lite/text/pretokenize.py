@@ -69,7 +69,7 @@ def _final_sigmas(cps: tf.Tensor, props: tf.Tensor, rowids: tf.Tensor) -> tf.Ten
     new_row = tf.concat([[True], rowids[1:] != rowids[:-1]], axis=0)
     prev_in_run = tf.concat([[False], in_run[:-1]], axis=0)
     run_ids = tf.cumsum(tf.cast(new_row | ~in_run | ~prev_in_run, tf.int32)) - 1
-    cased_through = tf.cumsum(cased)                                                     # inclusive
+    cased_through = tf.cumsum(cased)  # inclusive
     cased_before_run = tf.math.segment_min(cased_through - cased, run_ids)
     cased_through_run = tf.math.segment_max(cased_through, run_ids)
     before = cased_through - cased - tf.gather(cased_before_run, run_ids)
@@ -103,12 +103,13 @@ class Pretokenizer(tf.Module):
             `Words` with ragged `[batch, (words), (chars)]` components.
         """
         if offsets:
-            cps, starts = tf.strings.unicode_decode_with_offsets(text, "UTF-8", errors="replace",
-                                                                 replacement_char=0xFFFD)
+            cps, starts = tf.strings.unicode_decode_with_offsets(
+                text, "UTF-8", errors="replace", replacement_char=0xFFFD
+            )
         else:
             cps = tf.strings.unicode_decode(text, "UTF-8", errors="replace", replacement_char=0xFFFD)
         cp, rowids = cps.flat_values, _row_ids(cps.row_splits)
-        follow = [rowids]   # per-code-point values that move with `cp` through deletion and expansion
+        follow = [rowids]  # per-code-point values that move with `cp` through deletion and expansion
         if offsets:
             # A character ends where the next one of its string starts, the last one where the string ends.
             start = starts.flat_values
@@ -122,7 +123,8 @@ class Pretokenizer(tf.Module):
         cp, values, *follow = tf.cond(  # most text has nothing to drop: skip the gathers
             tf.reduce_any(dropped),
             lambda: [tf.boolean_mask(t, ~dropped) for t in (cp, values, *follow)],
-            lambda: [cp, values, *follow])
+            lambda: [cp, values, *follow],
+        )
 
         if self.lower_case:
             cp, cls, *follow = self._lower(cp, values, follow)
@@ -143,25 +145,27 @@ class Pretokenizer(tf.Module):
         """
         row = tf.bitwise.right_shift(values, ut.ROW_SHIFT) - 1
 
-        def final_sigmas():   # final sigma lower-cases to itself: no row
+        def final_sigmas():  # final sigma lower-cases to itself: no row
             final = _final_sigmas(cp, values & ut.PROPS_MASK, follow[0])
             return tf.where(final, ut.FINAL_SIGMA, cp), tf.where(final, -1, row)
 
         cp, row = tf.cond(tf.reduce_any(cp == ut.CAPITAL_SIGMA), final_sigmas, lambda: (cp, row))
-        changed = tf.where(row >= 0)[:, 0]                                              # [m]
-        replacements = tf.gather(self._lower_values, tf.gather(row, changed))           # [m, MAX_EXPANSION]
+        changed = tf.where(row >= 0)[:, 0]  # [m]
+        replacements = tf.gather(self._lower_values, tf.gather(row, changed))  # [m, MAX_EXPANSION]
 
         def replace():  # usual text: every changed code point becomes exactly one: write those m in place
             at, new = changed[:, None], replacements[:, 0]
-            return [tf.tensor_scatter_nd_update(cp, at, new),
-                    tf.tensor_scatter_nd_update(values & ut.CLASS_MASK, at, _lookup(*self._table, new) & ut.CLASS_MASK),
-                    *follow]
+            return [
+                tf.tensor_scatter_nd_update(cp, at, new),
+                tf.tensor_scatter_nd_update(values & ut.CLASS_MASK, at, _lookup(*self._table, new) & ut.CLASS_MASK),
+                *follow,
+            ]
 
-        def expand():   # some code point is deleted or becomes several (Hangul syllables)
+        def expand():  # some code point is deleted or becomes several (Hangul syllables)
             pad = -tf.ones([tf.size(cp), ut.MAX_EXPANSION - 1], tf.int32)
             out = tf.tensor_scatter_nd_update(tf.concat([cp[:, None], pad], axis=1), changed[:, None], replacements)
-            valid = out >= 0                                                            # [n, MAX_EXPANSION]
-            source = tf.where(valid)[:, 0]                                              # index into cp
+            valid = out >= 0  # [n, MAX_EXPANSION]
+            source = tf.where(valid)[:, 0]  # index into cp
             new = tf.boolean_mask(out, valid)
             return [new, _lookup(*self._table, new) & ut.CLASS_MASK] + [tf.gather(t, source) for t in follow]
 
@@ -181,7 +185,7 @@ class Pretokenizer(tf.Module):
         in_word = tf.where(cls != ut.SPACE)[:, 0]
         begins_in_word = tf.gather(begins, in_word)
         word_splits = tf.concat([tf.where(begins_in_word)[:, 0], tf.size(in_word, out_type=tf.int64)[None]], 0)
-        word_rows = tf.boolean_mask(rowids, begins)                                     # sorted
+        word_rows = tf.boolean_mask(rowids, begins)  # sorted
         text_splits = tf.searchsorted(word_rows, tf.range(batch + 1, dtype=rowids.dtype), out_type=tf.int64)
 
         def nest(values):

@@ -12,8 +12,8 @@ from keras_bert_lite.text.wordpiece import FastWordpiece, PortableWordpiece
 
 VARIANTS = ("default", "portable")
 _PRINTABLE_ASCII = r"[\t\n\r\x20-\x7e]*"
-WORD_SEPARATOR = r"[\s\p{Z}]"               # a whitespace or separator character (RE2): what parts words
-_FROM_SEPARATOR = rf"(?s){WORD_SEPARATOR}.*"   # a string from its first separator on
+WORD_SEPARATOR = r"[\s\p{Z}]"  # a whitespace or separator character (RE2): what parts words
+_FROM_SEPARATOR = rf"(?s){WORD_SEPARATOR}.*"  # a string from its first separator on
 
 
 class TokensWithOffsets(typing.NamedTuple):
@@ -58,14 +58,23 @@ class BertTokenizer(tf.Module):
             Face's copy, 200 in google-research/bert).
     """
 
-    def __init__(self, vocab: Vocab | str, *, lower_case: bool | None = None, variant: str = "default",
-                 max_chars_per_word: int = 100, name: str | None = None):
+    def __init__(
+        self,
+        vocab: Vocab | str,
+        *,
+        lower_case: bool | None = None,
+        variant: str = "default",
+        max_chars_per_word: int = 100,
+        name: str | None = None,
+    ):
         super().__init__(name=name)
         if variant not in VARIANTS:
             raise ValueError(f"BertTokenizer: variant={variant!r}; use one of {VARIANTS}.")
         if lower_case is not None and not isinstance(lower_case, bool):
-            raise TypeError(f"BertTokenizer: lower_case={lower_case!r}; pass True (uncased vocab), False (cased) or "
-                            "None (the vocabulary's).")
+            raise TypeError(
+                f"BertTokenizer: lower_case={lower_case!r}; pass True (uncased vocab), False (cased) or "
+                "None (the vocabulary's)."
+            )
         self.vocab = vocab if isinstance(vocab, Vocab) else Vocab.from_file(vocab)
         lower_case = self.vocab.resolve_lower_case(lower_case)
         self.lower_case = lower_case
@@ -80,9 +89,13 @@ class BertTokenizer(tf.Module):
             import tensorflow_text as tf_text
 
             self._ascii_wordpiece = tf_text.FastWordpieceTokenizer(
-                vocab=list(self.vocab.tokens), suffix_indicator=CONTINUATION_PREFIX,
-                max_bytes_per_word=max_chars_per_word, token_out_type=tf.int32,
-                unknown_token=self.vocab.tokens[self.vocab.unk_id], no_pretokenization=False)
+                vocab=list(self.vocab.tokens),
+                suffix_indicator=CONTINUATION_PREFIX,
+                max_bytes_per_word=max_chars_per_word,
+                token_out_type=tf.int32,
+                unknown_token=self.vocab.tokens[self.vocab.unk_id],
+                no_pretokenization=False,
+            )
 
     def tokenize(self, text) -> tf.RaggedTensor:
         """Text → WordPiece ids, flattened over words, without special tokens.
@@ -107,13 +120,17 @@ class BertTokenizer(tf.Module):
         text = _as_strings(text)
         ids, starts, ends = self._tokenize(text, offsets=True)
         # Printable ASCII deletes no character.
-        ends = tf.cond(tf.reduce_all(tf.strings.regex_full_match(text, _PRINTABLE_ASCII)), lambda: ends,
-                       lambda: ends.with_flat_values(_through_deleted(text, starts, ends)))
+        ends = tf.cond(
+            tf.reduce_all(tf.strings.regex_full_match(text, _PRINTABLE_ASCII)),
+            lambda: ends,
+            lambda: ends.with_flat_values(_through_deleted(text, starts, ends)),
+        )
         # A word's first piece is never a "##" piece, every later one is: that numbers the words.
         begins_word = tf.cast(~tf.gather(self._is_continuation, ids.flat_values), tf.int64)
         through = tf.cumsum(begins_word)
-        words = through - 1 - tf.gather(tf.concat([[0], through], axis=0), tf.gather(ids.row_splits,
-                                                                                      ids.value_rowids()))
+        words = (
+            through - 1 - tf.gather(tf.concat([[0], through], axis=0), tf.gather(ids.row_splits, ids.value_rowids()))
+        )
         return TokensWithOffsets(ids=ids, starts=starts, ends=ends, words=ids.with_flat_values(words))
 
     def _tokenize(self, text, offsets: bool) -> tuple:
@@ -128,29 +145,40 @@ class BertTokenizer(tf.Module):
         # A batch of only such lines skips the general path's ~100 ops and the re-ordering entirely: even on
         # zero rows they cost as much as tokenising a sentence (serving latency at batch 1).
         simple = tf.strings.regex_full_match(text, _PRINTABLE_ASCII)
-        return tf.cond(tf.reduce_all(simple), lambda: self._printable_ascii(text, offsets),
-                       lambda: self._mixed(text, simple, offsets))
+        return tf.cond(
+            tf.reduce_all(simple),
+            lambda: self._printable_ascii(text, offsets),
+            lambda: self._mixed(text, simple, offsets),
+        )
 
     def _mixed(self, text, simple, offsets):
         """Rows where `simple` is True through `_printable_ascii`, the others through `_general`, in order."""
         simple_rows, other_rows = tf.where(simple)[:, 0], tf.where(~simple)[:, 0]
-        parts = zip(self._printable_ascii(tf.gather(text, simple_rows), offsets),
-                    self._general(tf.gather(text, other_rows), offsets))
+        parts = zip(
+            self._printable_ascii(tf.gather(text, simple_rows), offsets),
+            self._general(tf.gather(text, other_rows), offsets),
+        )
         order = tf.argsort(tf.concat([simple_rows, other_rows], axis=0))
         return tuple(tf.gather(tf.concat(pair, axis=0), order) for pair in parts)
 
     def _general(self, text, offsets):
         """Any text: our reference pre-tokenizer (core ops), then WordPiece."""
         words = self._pretokenizer(text, offsets)
-        pieces = self._wordpiece(words.chars.values, offsets)        # [all words, (pieces)]
+        pieces = self._wordpiece(words.chars.values, offsets)  # [all words, (pieces)]
         values = [pieces.ids.flat_values]
         if offsets:
-            word_starts, word_ends = words.starts.values, words.ends.values   # [all words, (chars)]
+            word_starts, word_ends = words.starts.values, words.ends.values  # [all words, (chars)]
             piece_word = pieces.ids.value_rowids()
-            values.append(tf.gather(word_starts.flat_values, tf.gather(word_starts.row_starts(), piece_word)
-                                    + pieces.begins.flat_values))
-            values.append(tf.gather(word_ends.flat_values, tf.gather(word_ends.row_starts(), piece_word)
-                                    + pieces.ends.flat_values - 1))
+            values.append(
+                tf.gather(
+                    word_starts.flat_values, tf.gather(word_starts.row_starts(), piece_word) + pieces.begins.flat_values
+                )
+            )
+            values.append(
+                tf.gather(
+                    word_ends.flat_values, tf.gather(word_ends.row_starts(), piece_word) + pieces.ends.flat_values - 1
+                )
+            )
         splits = tf.gather(pieces.ids.row_splits, words.chars.row_splits)
         return tuple(tf.RaggedTensor.from_row_splits(v, splits) for v in values)
 
@@ -183,14 +211,20 @@ def _as_strings(text) -> tf.Tensor:
         try:
             text = tf.constant(text, dtype=tf.string)
         except (TypeError, ValueError) as error:
-            raise TypeError(f"BertTokenizer: expected strings (tf.string [batch] or a list of str/bytes), got "
-                            f"{type(text).__name__}: {error}") from None
+            raise TypeError(
+                f"BertTokenizer: expected strings (tf.string [batch] or a list of str/bytes), got "
+                f"{type(text).__name__}: {error}"
+            ) from None
     if text.dtype != tf.string:
-        raise TypeError(f"BertTokenizer: expected a tf.string tensor, got dtype {text.dtype.name}; pass raw text, "
-                        "not ids (cast or decode it first).")
+        raise TypeError(
+            f"BertTokenizer: expected a tf.string tensor, got dtype {text.dtype.name}; pass raw text, "
+            "not ids (cast or decode it first)."
+        )
     if text.shape.rank != 1:
-        raise ValueError(f"BertTokenizer: expected text of shape [batch], got {text.shape}; reshape it, e.g. "
-                         "tf.reshape(text, [-1]) or batch the tf.data dataset before mapping.")
+        raise ValueError(
+            f"BertTokenizer: expected text of shape [batch], got {text.shape}; reshape it, e.g. "
+            "tf.reshape(text, [-1]) or batch the tf.data dataset before mapping."
+        )
     return text
 
 
@@ -201,8 +235,11 @@ def _through_deleted(text, starts, ends):
     row = starts.value_rowids()
     start, end = starts.flat_values, ends.flat_values
     is_last = tf.range(tf.size(start, out_type=tf.int64)) + 1 == tf.gather(starts.row_splits[1:], row)
-    limit = tf.where(is_last, tf.cast(tf.gather(tf.strings.length(text), row), tf.int64),
-                     tf.concat([start[1:], tf.zeros([1], tf.int64)], 0))
+    limit = tf.where(
+        is_last,
+        tf.cast(tf.gather(tf.strings.length(text), row), tf.int64),
+        tf.concat([start[1:], tf.zeros([1], tf.int64)], 0),
+    )
     gap = tf.strings.substr(tf.gather(text, row), end, tf.maximum(limit - end, 0))
     deleted = tf.strings.regex_replace(gap, _FROM_SEPARATOR, "")
     return end + tf.cast(tf.strings.length(deleted), tf.int64)

@@ -36,24 +36,32 @@ import numpy as np
 from keras_bert_lite.utils.files import atomic_path, cache_dir
 
 # Character classes (low 3 bits of a property value).
-WORD = 0        # part of a word
-DROP = 1        # deleted by _clean_text
-SPACE = 2       # word separator
-PUNCT = 3       # a one-character word (_run_split_on_punc)
-CJK = 4         # a one-character word (_tokenize_chinese_chars)
+WORD = 0  # part of a word
+DROP = 1  # deleted by _clean_text
+SPACE = 2  # word separator
+PUNCT = 3  # a one-character word (_run_split_on_punc)
+CJK = 4  # a one-character word (_tokenize_chinese_chars)
 CLASS_MASK = 7
 # Final_Sigma context bits (CPython's _PyUnicode_IsCased / _PyUnicode_IsCaseIgnorable, as str.lower() uses them).
 CASED = 8
 CASE_IGNORABLE = 16
 PROPS_MASK = CLASS_MASK | CASED | CASE_IGNORABLE
-ROW_SHIFT = PROPS_MASK.bit_length()   # a table value is props | (lower-case row + 1) << ROW_SHIFT: one lookup
+ROW_SHIFT = PROPS_MASK.bit_length()  # a table value is props | (lower-case row + 1) << ROW_SHIFT: one lookup
 
 CAPITAL_SIGMA = 0x3A3
 FINAL_SIGMA = 0x3C2
 MAX_EXPANSION = 3  # longest str.lower() + NFD + strip-Mn expansion of one code point (Hangul syllables)
 
-_CJK_RANGES = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
-               (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+_CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
 
 
 def _strip_accents(text: str) -> str:
@@ -74,8 +82,12 @@ def _classes(cps: np.ndarray, chars: list[str], category: np.ndarray) -> np.ndar
     cjk = np.zeros(len(cps), bool)
     for lo, hi in _CJK_RANGES:
         cjk |= (lo <= cps) & (cps <= hi)
-    ascii_symbol = (((33 <= cps) & (cps <= 47)) | ((58 <= cps) & (cps <= 64)) | ((91 <= cps) & (cps <= 96))
-                    | ((123 <= cps) & (cps <= 126)))
+    ascii_symbol = (
+        ((33 <= cps) & (cps <= 47))
+        | ((58 <= cps) & (cps <= 64))
+        | ((91 <= cps) & (cps <= 96))
+        | ((123 <= cps) & (cps <= 126))
+    )
     punct = ascii_symbol | np.char.startswith(category, "P")
     return np.select([dropped, space, cjk, punct], [DROP, SPACE, CJK, PUNCT], WORD)
 
@@ -106,7 +118,7 @@ class UnicodeTables:
 def _two_level(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Splits `values` [0x110000] into pages of 1 << BLOCK_BITS; returns (page → block offset, unique blocks)."""
     pages = values.astype(np.int32).reshape(-1, 1 << BLOCK_BITS)
-    first_of = {}                                               # a page's bytes -> its block, in order of first use
+    first_of = {}  # a page's bytes -> its block, in order of first use
     index = np.asarray([first_of.setdefault(page.tobytes(), len(first_of)) for page in pages])
     unique = pages[np.unique(index, return_index=True)[1]]
     return (index << BLOCK_BITS).astype(np.int32), unique.reshape(-1)
@@ -143,17 +155,26 @@ def load_or_build(path: str) -> UnicodeTables:
     """
     try:
         with np.load(path, allow_pickle=False) as saved:
-            tables = UnicodeTables(pages=saved["pages"], blocks=saved["blocks"], lower_values=saved["lower_values"],
-                                   unicode_version=str(saved["unicode_version"]))
+            tables = UnicodeTables(
+                pages=saved["pages"],
+                blocks=saved["blocks"],
+                lower_values=saved["lower_values"],
+                unicode_version=str(saved["unicode_version"]),
+            )
         if tables.unicode_version == unicodedata.unidata_version and _well_formed(tables):
             return tables
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):   # missing, damaged, not an .npz: rebuild
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # missing, damaged, not an .npz: rebuild
         pass
     tables = build_unicode_tables()
     try:
         with atomic_path(path) as tmp, open(tmp, "wb") as f:
-            np.savez(f, pages=tables.pages, blocks=tables.blocks, lower_values=tables.lower_values,
-                     unicode_version=np.asarray(tables.unicode_version))
+            np.savez(
+                f,
+                pages=tables.pages,
+                blocks=tables.blocks,
+                lower_values=tables.lower_values,
+                unicode_version=np.asarray(tables.unicode_version),
+            )
     except OSError:
         pass
     return tables
@@ -162,10 +183,17 @@ def load_or_build(path: str) -> UnicodeTables:
 def _well_formed(tables: UnicodeTables) -> bool:
     """Whether every lookup the graph makes stays inside the arrays (a damaged file fails here, not in a gather)."""
     pages, blocks, lower = tables.pages, tables.blocks, tables.lower_values
-    return (pages.dtype == blocks.dtype == lower.dtype == np.int32 and lower.ndim == 2
-            and lower.shape[1] == MAX_EXPANSION and pages.shape == ((sys.maxunicode + 1) >> BLOCK_BITS,)
-            and blocks.ndim == 1 and len(blocks) % (1 << BLOCK_BITS) == 0 and pages.min() >= 0
-            and pages.max() + (1 << BLOCK_BITS) <= len(blocks) and ((blocks >> ROW_SHIFT) - 1).max() < len(lower))
+    return (
+        pages.dtype == blocks.dtype == lower.dtype == np.int32
+        and lower.ndim == 2
+        and lower.shape[1] == MAX_EXPANSION
+        and pages.shape == ((sys.maxunicode + 1) >> BLOCK_BITS,)
+        and blocks.ndim == 1
+        and len(blocks) % (1 << BLOCK_BITS) == 0
+        and pages.min() >= 0
+        and pages.max() + (1 << BLOCK_BITS) <= len(blocks)
+        and ((blocks >> ROW_SHIFT) - 1).max() < len(lower)
+    )
 
 
 def build_unicode_tables() -> UnicodeTables:
@@ -193,6 +221,9 @@ def build_unicode_tables() -> UnicodeTables:
                 lower_rows[first + i] = len(replacements)
                 replacements.append([ord(c) for c in mapped[j]] + [-1] * (MAX_EXPANSION - len(mapped[j])))
     pages, blocks = _two_level(np.concatenate(props) | (lower_rows + 1) << ROW_SHIFT)
-    return UnicodeTables(pages=pages, blocks=blocks,
-                         lower_values=np.asarray(replacements, np.int32).reshape(-1, MAX_EXPANSION),
-                         unicode_version=unicodedata.unidata_version)
+    return UnicodeTables(
+        pages=pages,
+        blocks=blocks,
+        lower_values=np.asarray(replacements, np.int32).reshape(-1, MAX_EXPANSION),
+        unicode_version=unicodedata.unidata_version,
+    )

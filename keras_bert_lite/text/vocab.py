@@ -8,14 +8,19 @@ import os
 
 import numpy as np
 
-from keras_bert_lite.text.casing import (check_casing_conflict, inferred_casing, recorded_casing,
-                                         resolve_lower_case, write_casing)
+from keras_bert_lite.text.casing import (
+    check_casing_conflict,
+    inferred_casing,
+    recorded_casing,
+    resolve_lower_case,
+    write_casing,
+)
 from keras_bert_lite.utils.errors import InputFileError, read_utf8
 from keras_bert_lite.utils.files import atomic_write_text
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 CONTINUATION_PREFIX = "##"
-PADDED_TO = (8, 16, 32, 64, 128)     # the multiples an embedding table may round the vocabulary up to
+PADDED_TO = (8, 16, 32, 64, 128)  # the multiples an embedding table may round the vocabulary up to
 
 
 class Vocab:
@@ -38,8 +43,7 @@ class Vocab:
         casing_source: where `lower_case` comes from (a file, or "its tokens"), for messages.
     """
 
-    def __init__(self, tokens, source: str = "<tokens>", lower_case: bool | None = None,
-                 casing_source: str = ""):
+    def __init__(self, tokens, source: str = "<tokens>", lower_case: bool | None = None, casing_source: str = ""):
         self.tokens = tuple(tokens)
         self.source = source
         self.token_to_id = {}
@@ -47,18 +51,22 @@ class Vocab:
             if not isinstance(token, str) or not token:
                 raise InputFileError(f"{source}: token {i} is {token!r}; every token must be a non-empty string.")
             if token in self.token_to_id:
-                raise InputFileError(f"{source}: token {token!r} appears at ids {self.token_to_id[token]} and "
-                                     f"{i}; remove the duplicate (ids must stay those the model was trained with).")
+                raise InputFileError(
+                    f"{source}: token {token!r} appears at ids {self.token_to_id[token]} and "
+                    f"{i}; remove the duplicate (ids must stay those the model was trained with)."
+                )
             self.token_to_id[token] = i
         missing = [t for t in SPECIAL_TOKENS if t not in self.token_to_id]
         if missing:
-            raise InputFileError(f"{source}: special tokens {missing} are missing; a BERT vocabulary needs all of "
-                                 f"{list(SPECIAL_TOKENS)} (make one with kbl-vocab).")
-        self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (
-            self.token_to_id[t] for t in SPECIAL_TOKENS)
+            raise InputFileError(
+                f"{source}: special tokens {missing} are missing; a BERT vocabulary needs all of "
+                f"{list(SPECIAL_TOKENS)} (make one with kbl-vocab)."
+            )
+        self.pad_id, self.unk_id, self.cls_id, self.sep_id, self.mask_id = (self.token_to_id[t] for t in SPECIAL_TOKENS)
         self.is_continuation = np.array([t.startswith(CONTINUATION_PREFIX) for t in self.tokens], bool)
-        self.max_piece_chars = max(len(t[len(CONTINUATION_PREFIX):]) if c else len(t)
-                                   for t, c in zip(self.tokens, self.is_continuation))
+        self.max_piece_chars = max(
+            len(t[len(CONTINUATION_PREFIX) :]) if c else len(t) for t, c in zip(self.tokens, self.is_continuation)
+        )
         self._recorded = lower_case
         self._inferred = inferred_casing(self.tokens)
         self.lower_case = lower_case if lower_case is not None else self._inferred
@@ -100,16 +108,19 @@ class Vocab:
         path = os.fspath(path)
         lower_case, casing_source = recorded_casing(path)
         if path.endswith(".json"):
-            return cls(cls._tokenizer_json_tokens(path), source=path, lower_case=lower_case,
-                       casing_source=casing_source)
+            return cls(
+                cls._tokenizer_json_tokens(path), source=path, lower_case=lower_case, casing_source=casing_source
+            )
         lines = read_utf8(path).split("\n")
         while lines and not lines[-1].strip():
             lines.pop()
         for number, line in enumerate(lines, 1):
             if not line.strip():
-                raise InputFileError(f"{path}:{number}: empty token line between tokens; a vocab.txt has one token "
-                                     "per line: delete the line if the ids after it were not trained with it, else "
-                                     "put a placeholder token there (e.g. [unused_blank]) to keep those ids.")
+                raise InputFileError(
+                    f"{path}:{number}: empty token line between tokens; a vocab.txt has one token "
+                    "per line: delete the line if the ids after it were not trained with it, else "
+                    "put a placeholder token there (e.g. [unused_blank]) to keep those ids."
+                )
         return cls([line.strip() for line in lines], source=path, lower_case=lower_case, casing_source=casing_source)
 
     @staticmethod
@@ -121,15 +132,20 @@ class Vocab:
         model = values.get("model") if isinstance(values, dict) else None
         model = model if isinstance(model, dict) else {}
         if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
-            raise InputFileError(f"{path}: field 'model' is of type {model.get('type')!r}, not a WordPiece model "
-                                 "with a 'vocab' dict; pass a BERT tokenizer.json or a vocab.txt.")
+            raise InputFileError(
+                f"{path}: field 'model' is of type {model.get('type')!r}, not a WordPiece model "
+                "with a 'vocab' dict; pass a BERT tokenizer.json or a vocab.txt."
+            )
         if model.get("continuing_subword_prefix", CONTINUATION_PREFIX) != CONTINUATION_PREFIX:
-            raise InputFileError(f"{path}: field 'model.continuing_subword_prefix' is "
-                                 f"{model['continuing_subword_prefix']!r}; only {CONTINUATION_PREFIX!r} is supported.")
+            raise InputFileError(
+                f"{path}: field 'model.continuing_subword_prefix' is "
+                f"{model['continuing_subword_prefix']!r}; only {CONTINUATION_PREFIX!r} is supported."
+            )
         by_id = {i: t for t, i in model["vocab"].items()}
         if sorted(by_id) != list(range(len(model["vocab"]))):
-            raise InputFileError(f"{path}: field 'model.vocab' ids are not 0..{len(model['vocab']) - 1} without "
-                                 "gaps or repeats.")
+            raise InputFileError(
+                f"{path}: field 'model.vocab' ids are not 0..{len(model['vocab']) - 1} without gaps or repeats."
+            )
         return [by_id[i] for i in range(len(by_id))]
 
     def save(self, path: str | os.PathLike) -> None:
@@ -150,5 +166,7 @@ def table_mismatch(rows: int, vocab: Vocab) -> str | None:
     tokens = len(vocab)
     if rows == tokens or any(rows % multiple == 0 and 0 < rows - tokens < multiple for multiple in PADDED_TO):
         return None
-    return (f"the model's vocab_size is {rows} but {vocab.source} has {tokens} tokens (a table may only pad the "
-            f"vocabulary to the next multiple of {', '.join(map(str, PADDED_TO))})")
+    return (
+        f"the model's vocab_size is {rows} but {vocab.source} has {tokens} tokens (a table may only pad the "
+        f"vocabulary to the next multiple of {', '.join(map(str, PADDED_TO))})"
+    )

@@ -27,7 +27,8 @@ def count_words(lines: Iterable[str | bytes], lower_case: bool, batch_size: int 
     pretokenizer = Pretokenizer(lower_case)
     split = tf.function(
         lambda text: tf.strings.unicode_encode(pretokenizer(text, offsets=False).chars.values, "UTF-8"),
-        input_signature=[tf.TensorSpec([None], tf.string)])
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
     counts = collections.Counter()
     batch = []
     for line in lines:
@@ -40,8 +41,15 @@ def count_words(lines: Iterable[str | bytes], lower_case: bool, batch_size: int 
     return counts
 
 
-def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool, *, min_count: int = 2,
-                max_unique_chars: int = 2000, reserved_tokens=SPECIAL_TOKENS) -> Vocab:
+def train_vocab(
+    lines: Iterable[str | bytes],
+    vocab_size: int,
+    lower_case: bool,
+    *,
+    min_count: int = 2,
+    max_unique_chars: int = 2000,
+    reserved_tokens=SPECIAL_TOKENS,
+) -> Vocab:
     """Learns a WordPiece vocabulary (Schuster & Nakajima 2012 style, as tf_text's bert_vocab tool does).
 
     Args:
@@ -58,8 +66,14 @@ def train_vocab(lines: Iterable[str | bytes], vocab_size: int, lower_case: bool,
         The `Vocab`, with `lower_case` as its casing; reserved tokens get ids 0, 1, ... in the order given.
     """
     counts = count_words(lines, lower_case)
-    tokens = learn(sorted(counts.items()), vocab_size=vocab_size, reserved_tokens=list(reserved_tokens),
-                   lower_thresh=min_count, max_unique_chars=max_unique_chars, joiner=CONTINUATION_PREFIX)
+    tokens = learn(
+        sorted(counts.items()),
+        vocab_size=vocab_size,
+        reserved_tokens=list(reserved_tokens),
+        lower_thresh=min_count,
+        max_unique_chars=max_unique_chars,
+        joiner=CONTINUATION_PREFIX,
+    )
     return Vocab(tokens, source="trained vocabulary", lower_case=lower_case, casing_source="kbl-vocab --lower_case")
 
 

@@ -49,8 +49,11 @@ def _assemble(num_words, word, ids, begins, ends) -> Pieces:
     word = tf.gather(word, order)
 
     def ragged(values):
-        return None if values is None else tf.RaggedTensor.from_value_rowids(tf.gather(values, order), word,
-                                                                             nrows=num_words)
+        return (
+            None
+            if values is None
+            else tf.RaggedTensor.from_value_rowids(tf.gather(values, order), word, nrows=num_words)
+        )
 
     return Pieces(ids=ragged(ids), begins=ragged(begins), ends=ragged(ends))
 
@@ -73,13 +76,16 @@ def _replace_by_unk(pieces: Pieces, unk: tf.Tensor, num_chars: tf.Tensor, unk_id
         tf.concat([tf.boolean_mask(pieces.ids.value_rowids(), keep), unk_words], axis=0),
         kept_then(pieces.ids, tf.fill([num_unk], tf.constant(unk_id))),
         kept_then(pieces.begins, tf.zeros([num_unk], tf.int64)),
-        kept_then(pieces.ends, tf.gather(num_chars, unk_words)))
+        kept_then(pieces.ends, tf.gather(num_chars, unk_words)),
+    )
 
 
 def _table(keys, ids) -> tf.lookup.StaticHashTable:
     """A core-TF hash table: string key → int32 id, -1 for a missing key."""
-    return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
-        tf.constant(list(keys), tf.string), tf.constant(list(ids), tf.int32)), default_value=-1)
+    return tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(tf.constant(list(keys), tf.string), tf.constant(list(ids), tf.int32)),
+        default_value=-1,
+    )
 
 
 class _Wordpiece(tf.Module):
@@ -112,7 +118,7 @@ class PortableWordpiece(_Wordpiece):
         self._max_piece = vocab.max_piece_chars
         self._table = _table(vocab.tokens, range(len(vocab)))
         continuations = np.flatnonzero(vocab.is_continuation).tolist()
-        suffixes = [vocab.tokens[i][len(CONTINUATION_PREFIX):] for i in continuations]
+        suffixes = [vocab.tokens[i][len(CONTINUATION_PREFIX) :] for i in continuations]
         # A table cannot be empty: a vocabulary without "##" pieces gets one key no candidate can equal.
         self._continuation_table = _table(suffixes or [""], continuations or [-1])
 
@@ -126,15 +132,15 @@ class PortableWordpiece(_Wordpiece):
         too_long = num_chars > self._max_chars
         done = (whole >= 0) | too_long
         pending = tf.where(~done)[:, 0]
-        word, ids, begins, ends, bad = self._split(
-            tf.gather(words, pending), tf.gather(chars, pending), offsets)
+        word, ids, begins, ends, bad = self._split(tf.gather(words, pending), tf.gather(chars, pending), offsets)
         whole_words = tf.where(done & ~too_long)[:, 0]
         pieces = _assemble(
             num_words,
             tf.concat([whole_words, tf.gather(pending, word)], axis=0),
             tf.concat([tf.gather(whole, whole_words), ids], axis=0),
             tf.concat([tf.zeros_like(whole_words), begins], axis=0) if offsets else None,
-            tf.concat([tf.gather(num_chars, whole_words), ends], axis=0) if offsets else None)
+            tf.concat([tf.gather(num_chars, whole_words), ends], axis=0) if offsets else None,
+        )
         unk = too_long | tf.scatter_nd(pending[:, None], bad, tf.shape(done, out_type=tf.int64))
         return _with_unk_words(pieces, unk, num_chars, self._unk_id)
 
@@ -154,44 +160,68 @@ class PortableWordpiece(_Wordpiece):
         lengths = chars.row_lengths()
         byte_lengths = tf.ragged.map_flat_values(_utf8_lengths, chars)
         # bounds[w, i]: byte offset of character i of word w (i = length: the word's end); padded.
-        bounds = tf.concat([tf.zeros([tf.shape(lengths)[0], 1], tf.int64),
-                            tf.cumsum(byte_lengths, axis=1).to_tensor()], axis=1)
+        bounds = tf.concat(
+            [tf.zeros([tf.shape(lengths)[0], 1], tf.int64), tf.cumsum(byte_lengths, axis=1).to_tensor()], axis=1
+        )
         num = tf.shape(words)[0]
 
         def body(step, alive, start, arrays, bad):
             length = tf.gather(lengths, alive)
             width = tf.minimum(tf.cast(self._max_piece, tf.int64), tf.reduce_max(length - start))
-            sizes = tf.range(1, width + 1, dtype=tf.int64)                                # [k]
-            stop = start[:, None] + sizes[None, :]                                        # [a, k]
+            sizes = tf.range(1, width + 1, dtype=tf.int64)  # [k]
+            stop = start[:, None] + sizes[None, :]  # [a, k]
             fits = stop <= length[:, None]
             word_bounds = tf.gather(bounds, alive)
-            first = tf.gather(word_bounds, start, batch_dims=1)                          # [a]
+            first = tf.gather(word_bounds, start, batch_dims=1)  # [a]
             last = tf.gather(word_bounds, tf.minimum(stop, length[:, None]), batch_dims=1)
-            text = tf.strings.substr(tf.gather(words, alive)[:, None],                   # [a, k] candidates
-                                     tf.broadcast_to(first[:, None], tf.shape(stop)), last - first[:, None])
-            table = tf.cond(step == 1, lambda: self._table.lookup(text),                  # first pieces
-                            lambda: self._continuation_table.lookup(text))                # "##" pieces
-            found = tf.where(fits, table, -1)                                             # [a, k]
-            best = tf.reduce_max(tf.where(found >= 0, sizes[None, :], 0), axis=1)        # [a], 0: none
+            text = tf.strings.substr(
+                tf.gather(words, alive)[:, None],  # [a, k] candidates
+                tf.broadcast_to(first[:, None], tf.shape(stop)),
+                last - first[:, None],
+            )
+            table = tf.cond(
+                step == 1,
+                lambda: self._table.lookup(text),  # first pieces
+                lambda: self._continuation_table.lookup(text),
+            )  # "##" pieces
+            found = tf.where(fits, table, -1)  # [a, k]
+            best = tf.reduce_max(tf.where(found >= 0, sizes[None, :], 0), axis=1)  # [a], 0: none
             ok = best > 0
             piece = tf.gather(found, tf.maximum(best - 1, 0), batch_dims=1)
             fields = (alive, piece, start, start + best) if offsets else (alive, piece)
             arrays = [ta.write(step, tf.boolean_mask(value, ok)) for ta, value in zip(arrays, fields)]
-            bad = tf.tensor_scatter_nd_update(bad, tf.boolean_mask(alive, ~ok)[:, None],
-                                              tf.fill([tf.reduce_sum(tf.cast(~ok, tf.int32))], True))
+            bad = tf.tensor_scatter_nd_update(
+                bad, tf.boolean_mask(alive, ~ok)[:, None], tf.fill([tf.reduce_sum(tf.cast(~ok, tf.int32))], True)
+            )
             more = ok & (start + best < length)
             return step + 1, tf.boolean_mask(alive, more), tf.boolean_mask(start + best, more), arrays, bad
 
         # word, id (and begin, end) of the pieces found; element 0 is empty, so concat() works if no step runs.
         dtypes = (tf.int64, tf.int32, tf.int64, tf.int64) if offsets else (tf.int64, tf.int32)
-        arrays = [tf.TensorArray(dtype, size=0, dynamic_size=True, infer_shape=False, element_shape=[None])
-                  .write(0, tf.zeros([0], dtype)) for dtype in dtypes]
+        arrays = [
+            tf.TensorArray(dtype, size=0, dynamic_size=True, infer_shape=False, element_shape=[None]).write(
+                0, tf.zeros([0], dtype)
+            )
+            for dtype in dtypes
+        ]
         _, _, _, arrays, bad = tf.while_loop(
-            lambda step, alive, *_: tf.size(alive) > 0, body,
-            (tf.constant(1), tf.range(num, dtype=tf.int64), tf.zeros([num], tf.int64), arrays,
-             tf.zeros([num], tf.bool)),
-            shape_invariants=(tf.TensorShape([]), tf.TensorShape([None]), tf.TensorShape([None]),
-                              [tf.TensorShape(None)] * len(arrays), tf.TensorShape([None])))
+            lambda step, alive, *_: tf.size(alive) > 0,
+            body,
+            (
+                tf.constant(1),
+                tf.range(num, dtype=tf.int64),
+                tf.zeros([num], tf.int64),
+                arrays,
+                tf.zeros([num], tf.bool),
+            ),
+            shape_invariants=(
+                tf.TensorShape([]),
+                tf.TensorShape([None]),
+                tf.TensorShape([None]),
+                [tf.TensorShape(None)] * len(arrays),
+                tf.TensorShape([None]),
+            ),
+        )
         word, ids, *spans = [ta.concat() for ta in arrays]
         begins, ends = spans if offsets else (None, None)
         return word, ids, begins, ends, bad
@@ -209,9 +239,14 @@ class FastWordpiece(_Wordpiece):
         import tensorflow_text as tf_text  # only this variant needs it (and TF Serving links its ops)
 
         self._fast = tf_text.FastWordpieceTokenizer(
-            vocab=list(vocab.tokens), suffix_indicator=CONTINUATION_PREFIX, max_bytes_per_word=4 * max_chars_per_word,
-            token_out_type=tf.int32, unknown_token=vocab.tokens[vocab.unk_id], no_pretokenization=True,
-            support_detokenization=False)
+            vocab=list(vocab.tokens),
+            suffix_indicator=CONTINUATION_PREFIX,
+            max_bytes_per_word=4 * max_chars_per_word,
+            token_out_type=tf.int32,
+            unknown_token=vocab.tokens[vocab.unk_id],
+            no_pretokenization=True,
+            support_detokenization=False,
+        )
 
     def __call__(self, chars: tf.RaggedTensor, offsets: bool = True) -> Pieces:
         """Splits words into pieces. `chars`: int32 ragged `[words, (chars)]` code points; `offsets`: also
@@ -229,7 +264,7 @@ class FastWordpiece(_Wordpiece):
         """Byte offsets within each word → character positions, through the flat list of character boundaries."""
         boundaries = tf.concat([[0], tf.cumsum(_utf8_lengths(chars.flat_values))], axis=0)
         first_char = chars.row_starts()
-        piece_word = ids.value_rowids()                          # the same for begins and ends
+        piece_word = ids.value_rowids()  # the same for begins and ends
         base = tf.gather(tf.gather(boundaries, first_char), piece_word)
         first = tf.gather(first_char, piece_word)
 

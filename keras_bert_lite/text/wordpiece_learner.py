@@ -65,7 +65,7 @@ class _Learner:
         for token in tokens:
             _add_prefixes(first, token)
             if token.startswith(self.joiner):
-                _add_prefixes(later, token[len(self.joiner):])
+                _add_prefixes(later, token[len(self.joiner) :])
         return first, later
 
     @staticmethod
@@ -95,7 +95,7 @@ class _Learner:
             prefixes = self._prefixes(tokens)
             pieces = ((word, count, self._piece_starts(word, prefixes)) for word, count in self.words)
             tokens = self._tokens(self._weights((w, c, s) for w, c, s in pieces if s), thresh)
-        ranked = sorted(sorted(tokens.items()), key=lambda item: item[1], reverse=True)   # count, then name
+        ranked = sorted(sorted(tokens.items()), key=lambda item: item[1], reverse=True)  # count, then name
         return list(dict.fromkeys([*reserved_tokens, *sorted(self.chars), *(token for token, _ in ranked)]))
 
 
@@ -106,8 +106,13 @@ def _add_prefixes(prefixes: dict[str, bool], token: str) -> None:
         prefixes[token] = True
 
 
-def _filtered_words(word_counts: list[tuple[str, int]], reserved_tokens, max_token_length: int,
-                    max_unique_chars: int, max_input_tokens: int | None) -> list[tuple[str, int]]:
+def _filtered_words(
+    word_counts: list[tuple[str, int]],
+    reserved_tokens,
+    max_token_length: int,
+    max_unique_chars: int,
+    max_input_tokens: int | None,
+) -> list[tuple[str, int]]:
     """tf_text's input filter: no reserved or over-long words, only the most frequent characters, the most
     frequent words first (ties in input order), at most `max_input_tokens` of them."""
     reserved = set(reserved_tokens)
@@ -127,13 +132,23 @@ def _filtered_words(word_counts: list[tuple[str, int]], reserved_tokens, max_tok
     return words
 
 
-SLACK_RATIO = 0.05      # tf_text's default: how far below vocab_size a vocabulary may land
+SLACK_RATIO = 0.05  # tf_text's default: how far below vocab_size a vocabulary may land
 
 
-def learn(word_counts: Mapping[str, int] | Iterable[tuple[str, int]], vocab_size: int, reserved_tokens: list[str],
-          *, upper_thresh: int | None = 10_000_000, lower_thresh: int | None = 10, num_iterations: int = 4,
-          max_input_tokens: int | None = 5_000_000, max_token_length: int = 50, max_unique_chars: int = 1000,
-          slack_ratio: float = SLACK_RATIO, joiner: str = "##") -> list[str]:
+def learn(
+    word_counts: Mapping[str, int] | Iterable[tuple[str, int]],
+    vocab_size: int,
+    reserved_tokens: list[str],
+    *,
+    upper_thresh: int | None = 10_000_000,
+    lower_thresh: int | None = 10,
+    num_iterations: int = 4,
+    max_input_tokens: int | None = 5_000_000,
+    max_token_length: int = 50,
+    max_unique_chars: int = 1000,
+    slack_ratio: float = SLACK_RATIO,
+    joiner: str = "##",
+) -> list[str]:
     """A WordPiece vocabulary from word counts: tf_text's `learn` with `include_joiner_token=True`.
 
     Args:
@@ -157,10 +172,13 @@ def learn(word_counts: Mapping[str, int] | Iterable[tuple[str, int]], vocab_size
     counts = [count for _, count in pairs]
     upper = max(counts) if upper_thresh is None else min(max(counts), upper_thresh)
     lower = min(counts) if lower_thresh is None else max(min(counts), lower_thresh)
-    learner = _Learner(_filtered_words(pairs, reserved_tokens, max_token_length, max_unique_chars,
-                                       max_input_tokens), num_iterations, joiner)
+    learner = _Learner(
+        _filtered_words(pairs, reserved_tokens, max_token_length, max_unique_chars, max_input_tokens),
+        num_iterations,
+        joiner,
+    )
     slack = max(slack_ratio * vocab_size, 0)
-    while True:                                         # binary search on the threshold, as tf_text's
+    while True:  # binary search on the threshold, as tf_text's
         thresh = (upper + lower) // 2
         vocab = learner.vocabulary(thresh, reserved_tokens)
         if (len(vocab) <= vocab_size and vocab_size - len(vocab) <= slack) or lower >= upper or thresh <= 1:

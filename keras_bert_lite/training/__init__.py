@@ -1,7 +1,6 @@
 """Training utilities: the optimizers and learning-rate schedule of the BERT recipe."""
 
-from keras_bert_lite.training.optimization import (DEFAULT_WEIGHT_DECAY_EXCLUSIONS, BertAdamW, BertLamb,
-                                                   create_optimizer)
+from keras_bert_lite.training.optimization import DEFAULT_WEIGHT_DECAY_EXCLUSIONS, BertAdamW, BertLamb, create_optimizer
 from keras_bert_lite.training.schedules import WarmupLinearDecay
 
 __all__ = ["BertAdamW", "BertLamb", "WarmupLinearDecay", "create_optimizer", "DEFAULT_WEIGHT_DECAY_EXCLUSIONS"]

@@ -11,13 +11,12 @@ import time
 import keras
 import tensorflow as tf
 
-from keras_bert_lite.training.checkpointing import (CheckpointError, restore_latest, rng_state_variables,
-                                                    save_checkpoint)
+from keras_bert_lite.training.checkpointing import CheckpointError, restore_latest, rng_state_variables, save_checkpoint
 from keras_bert_lite.utils.files import atomic_save_model
 
 logger = logging.getLogger(__name__)
 
-RESUME_CHECKPOINTS_KEPT = 2     # the newest, and the one before it in case the newest is unreadable
+RESUME_CHECKPOINTS_KEPT = 2  # the newest, and the one before it in case the newest is unreadable
 
 
 class BestDevCheckpoint(keras.callbacks.Callback):
@@ -47,8 +46,9 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         each epoch, dev evaluation excluded).
     """
 
-    def __init__(self, evaluate, main_metric: str, path: str, log_dir: str = "", resume_dir: str = "",
-                 before_save=None):
+    def __init__(
+        self, evaluate, main_metric: str, path: str, log_dir: str = "", resume_dir: str = "", before_save=None
+    ):
         super().__init__()
         self.evaluate = evaluate
         self.main_metric = main_metric
@@ -76,12 +76,14 @@ class BestDevCheckpoint(keras.callbacks.Callback):
         """
         model.optimizer.build(model.trainable_variables)
         self._state = tf.Variable("", dtype=tf.string, trainable=False, name="best_dev_state")
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=model.optimizer,
-                                         rng_states=rng_state_variables(model), state=self._state)
+        checkpoint = tf.train.Checkpoint(
+            model=model, optimizer=model.optimizer, rng_states=rng_state_variables(model), state=self._state
+        )
         source = from_dir or self.resume_dir
         restored = restore_latest(checkpoint, source, repair_state=source == self.resume_dir)
-        self._manager = tf.train.CheckpointManager(checkpoint, self.resume_dir, RESUME_CHECKPOINTS_KEPT,
-                                                   checkpoint_name="ckpt")
+        self._manager = tf.train.CheckpointManager(
+            checkpoint, self.resume_dir, RESUME_CHECKPOINTS_KEPT, checkpoint_name="ckpt"
+        )
         if not restored:
             return 0
         state = json.loads(self._state.numpy().decode("utf-8"))
@@ -100,12 +102,20 @@ class BestDevCheckpoint(keras.callbacks.Callback):
             try:
                 best = keras.saving.load_model(best_file, compile=False)
             except (OSError, ValueError) as error:
-                raise CheckpointError(f"{best_file}: cannot be read ({error}); it holds this run's best epoch "
-                                      f"({self.best_epoch}), which the resumed run ends with. Restore the file, or "
-                                      "start again in a new --model_dir.") from None
+                raise CheckpointError(
+                    f"{best_file}: cannot be read ({error}); it holds this run's best epoch "
+                    f"({self.best_epoch}), which the resumed run ends with. Restore the file, or "
+                    "start again in a new --model_dir."
+                ) from None
             self.best_weights = [w.numpy() for w in best.weights]
-        logger.info("Resumed from %s: %d epoch(s) done, best dev %s %.4f at epoch %d.", restored, done,
-                    self.main_metric, self.best_metrics[self.main_metric], self.best_epoch)
+        logger.info(
+            "Resumed from %s: %d epoch(s) done, best dev %s %.4f at epoch %d.",
+            restored,
+            done,
+            self.main_metric,
+            self.best_metrics[self.main_metric],
+            self.best_epoch,
+        )
         return done
 
     # ------------------------------------------------------------------ epochs
@@ -123,16 +133,27 @@ class BestDevCheckpoint(keras.callbacks.Callback):
                 for name, value in metrics.items():
                     tf.summary.scalar(name, value)
             self.writer.flush()
-        improved = self.best_metrics is None or _better(metrics[self.main_metric],
-                                                        self.best_metrics[self.main_metric])
-        print(f"\nepoch {epoch + 1} dev: " + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
-              + (" (best so far: saved)" if improved else ""), flush=True)
+        improved = self.best_metrics is None or _better(metrics[self.main_metric], self.best_metrics[self.main_metric])
+        print(
+            f"\nepoch {epoch + 1} dev: "
+            + ", ".join(f"{k} {v:.4f}" for k, v in metrics.items())
+            + (" (best so far: saved)" if improved else ""),
+            flush=True,
+        )
         if improved:
             self.best_metrics, self.best_epoch = metrics, epoch + 1
             self.best_weights = [w.numpy() for w in self.model.weights]
-        if self._manager is not None:   # first the checkpoint that records the best epoch, then its model file
-            self._state.assign(json.dumps({"best_metrics": self.best_metrics, "best_epoch": self.best_epoch,
-                                           "history": self.history, "epoch_seconds": self.epoch_seconds}))
+        if self._manager is not None:  # first the checkpoint that records the best epoch, then its model file
+            self._state.assign(
+                json.dumps(
+                    {
+                        "best_metrics": self.best_metrics,
+                        "best_epoch": self.best_epoch,
+                        "history": self.history,
+                        "epoch_seconds": self.epoch_seconds,
+                    }
+                )
+            )
             self.before_save()
             save_checkpoint(self._manager, epoch + 1)
         if improved:
@@ -169,4 +190,3 @@ def _better(value: float, best: float) -> bool:
     if not math.isfinite(value):
         return False
     return not math.isfinite(best) or value > best
-

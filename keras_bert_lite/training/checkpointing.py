@@ -39,17 +39,18 @@ def checkpoint_paths(directory: str, prefix: str = "ckpt") -> list[str]:
         for name in os.listdir(directory):
             match = pattern.match(name)
             if match:
-                numbered[int(match.group(1))] = os.path.join(directory, name[:-len(".index")])
+                numbered[int(match.group(1))] = os.path.join(directory, name[: -len(".index")])
     state = tf.train.get_checkpoint_state(directory) if os.path.isdir(directory) else None
-    for path in (state.all_model_checkpoint_paths if state else ()):
+    for path in state.all_model_checkpoint_paths if state else ():
         match = re.search(rf"{re.escape(prefix)}-(\d+)$", path)
         if match:
             numbered.setdefault(int(match.group(1)), os.path.join(directory, os.path.basename(path)))
     return [numbered[n] for n in sorted(numbered, reverse=True)]
 
 
-def restore_latest(checkpoint: tf.train.Checkpoint, directory: str, prefix: str = "ckpt",
-                   repair_state: bool = True) -> str | None:
+def restore_latest(
+    checkpoint: tf.train.Checkpoint, directory: str, prefix: str = "ckpt", repair_state: bool = True
+) -> str | None:
     """Restores the newest readable checkpoint of `directory` into `checkpoint`.
 
     Args:
@@ -84,9 +85,12 @@ def restore_latest(checkpoint: tf.train.Checkpoint, directory: str, prefix: str 
             _repair_state_file(directory, path, paths)
         return path
     if failures:
-        raise CheckpointError(f"{directory}: none of its {len(paths)} checkpoints can be restored: "
-                              + "; ".join(failures) + ". If the model or its settings changed, use a new directory; "
-                              "otherwise the files are damaged: delete the directory to start over.")
+        raise CheckpointError(
+            f"{directory}: none of its {len(paths)} checkpoints can be restored: "
+            + "; ".join(failures)
+            + ". If the model or its settings changed, use a new directory; "
+            "otherwise the files are damaged: delete the directory to start over."
+        )
     return None
 
 
@@ -107,18 +111,23 @@ def save_checkpoint(manager: tf.train.CheckpointManager, number: int, prefix: st
     """
     try:
         return manager.save(checkpoint_number=number)
-    except tf.errors.OpError as error:     # ResourceExhaustedError: no space left on device; PermissionDenied...
+    except tf.errors.OpError as error:  # ResourceExhaustedError: no space left on device; PermissionDenied...
         path = os.path.join(manager.directory, f"{prefix}-{number}")
         shutil.rmtree(path + "_temp", ignore_errors=True)
         for name in os.listdir(manager.directory):
             if name.startswith(f"{prefix}-{number}."):
                 os.remove(os.path.join(manager.directory, name))
-        kept = (f"the latest checkpoint, {manager.latest_checkpoint}, is complete" if manager.latest_checkpoint
-                else "no earlier checkpoint was written")
+        kept = (
+            f"the latest checkpoint, {manager.latest_checkpoint}, is complete"
+            if manager.latest_checkpoint
+            else "no earlier checkpoint was written"
+        )
         reason = " ".join(re.sub(r"\{\{function_node [^}]*\}\}|\s*\[Op:\w+\]", "", error.message).split())[:300]
-        raise CheckpointWriteError(f"{path}: the checkpoint could not be written ({reason}); its partial files "
-                                   f"were removed, and {kept}. Free space (or fix the permissions) and run the "
-                                   "same command again: it resumes from there.") from None
+        raise CheckpointWriteError(
+            f"{path}: the checkpoint could not be written ({reason}); its partial files "
+            f"were removed, and {kept}. Free space (or fix the permissions) and run the "
+            "same command again: it resumes from there."
+        ) from None
 
 
 def _remove_interrupted_saves(directory: str, prefix: str) -> None:
@@ -126,8 +135,9 @@ def _remove_interrupted_saves(directory: str, prefix: str) -> None:
     pattern = re.compile(rf"^{re.escape(prefix)}-\d+_temp$")
     for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else ():
         if pattern.match(name) and os.path.isdir(os.path.join(directory, name)):
-            logger.warning("Removing %s: the partial files of a save that did not complete.",
-                           os.path.join(directory, name))
+            logger.warning(
+                "Removing %s: the partial files of a save that did not complete.", os.path.join(directory, name)
+            )
             shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
 
@@ -136,14 +146,17 @@ def _repair_state_file(directory: str, restored: str, paths: list[str]) -> None:
     state = tf.train.get_checkpoint_state(directory)
     if state and os.path.basename(state.model_checkpoint_path) == os.path.basename(restored):
         return
-    logger.warning("%s/checkpoint was missing, damaged or pointed past the restored checkpoint; rewritten.",
-                   directory)
+    logger.warning("%s/checkpoint was missing, damaged or pointed past the restored checkpoint; rewritten.", directory)
     kept = [p for p in reversed(paths) if checkpoint_number(p) <= checkpoint_number(restored)]
     # The manager rotates (deletes) only checkpoints stamped after the last preserved time.
     stamps = [os.path.getmtime(p + ".index") for p in kept]
-    tf.compat.v1.train.update_checkpoint_state(directory, restored, all_model_checkpoint_paths=kept,
-                                               all_model_checkpoint_timestamps=stamps,
-                                               last_preserved_timestamp=min(stamps) - 1)
+    tf.compat.v1.train.update_checkpoint_state(
+        directory,
+        restored,
+        all_model_checkpoint_paths=kept,
+        all_model_checkpoint_timestamps=stamps,
+        last_preserved_timestamp=min(stamps) - 1,
+    )
 
 
 def checkpoint_number(path: str) -> int:

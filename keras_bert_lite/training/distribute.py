@@ -11,8 +11,9 @@ import tensorflow as tf
 logger = logging.getLogger(__name__)
 
 STRATEGIES = ("auto", "cpu", "mirrored", "multi_worker", "tpu")
-_TF_CONFIG_EXAMPLE = ('TF_CONFIG=\'{"cluster": {"worker": ["host1:12345", "host2:12345"]}, '
-                      '"task": {"type": "worker", "index": 0}}\'.')
+_TF_CONFIG_EXAMPLE = (
+    'TF_CONFIG=\'{"cluster": {"worker": ["host1:12345", "host2:12345"]}, "task": {"type": "worker", "index": 0}}\'.'
+)
 
 
 def _tf_config_workers() -> int:
@@ -26,8 +27,7 @@ def tf_config_problem(name: str) -> str:
     try:
         workers = _tf_config_workers()
     except (ValueError, AttributeError):
-        return ("TF_CONFIG is not a JSON object with a cluster of workers; fix or unset it, e.g. "
-                + _TF_CONFIG_EXAMPLE)
+        return "TF_CONFIG is not a JSON object with a cluster of workers; fix or unset it, e.g. " + _TF_CONFIG_EXAMPLE
     if name == "multi_worker" and workers < 1:
         return "--strategy multi_worker needs TF_CONFIG with a cluster of workers, e.g. " + _TF_CONFIG_EXAMPLE
     return ""
@@ -63,12 +63,13 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
         if tf.config.list_physical_devices("GPU"):
             try:
                 tf.config.set_visible_devices([], "GPU")
-            except RuntimeError:   # TensorFlow already initialised its devices (a second run in one process)
+            except RuntimeError:  # TensorFlow already initialised its devices (a second run in one process)
                 return tf.distribute.OneDeviceStrategy("/cpu:0")
         return tf.distribute.get_strategy()
     if name == "mirrored":
-        devices = [d.name for d in tf.config.list_logical_devices("GPU")] or \
-                  [d.name for d in tf.config.list_logical_devices("CPU")]
+        devices = [d.name for d in tf.config.list_logical_devices("GPU")] or [
+            d.name for d in tf.config.list_logical_devices("CPU")
+        ]
         return tf.distribute.MirroredStrategy(devices)
     if name == "multi_worker":
         if tf_config_problem(name):
@@ -82,7 +83,7 @@ def resolve_strategy(name: str = "auto", tpu: str | None = None) -> tf.distribut
 
 def is_chief_task() -> bool:
     """`is_chief` before the strategy exists, from TF_CONFIG's task: True without one."""
-    task = (json.loads(os.environ.get("TF_CONFIG", "{}") or "{}").get("task") or {})
+    task = json.loads(os.environ.get("TF_CONFIG", "{}") or "{}").get("task") or {}
     return task.get("type") in (None, "chief") or (task.get("type") == "worker" and int(task.get("index", 0)) == 0)
 
 

@@ -20,7 +20,7 @@ import threading
 
 from keras_bert_lite.training.callbacks import FitStepCallback
 
-_QUIT = b"\0"       # what `stop_requests` writes to end its thread (no signal has the number 0)
+_QUIT = b"\0"  # what `stop_requests` writes to end its thread (no signal has the number 0)
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -108,6 +108,7 @@ def _take_sigint():
         watcher.join()
         os.close(write_fd)
         os.close(read_fd)
+
     return restore
 
 

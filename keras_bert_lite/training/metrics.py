@@ -34,8 +34,9 @@ def _precision_recall_f1(true_positives: float, predicted: float, actual: float)
 def binary_f1(labels, predictions, positive: int = 1) -> float:
     """F1 of the positive class (MRPC, QQP): sklearn's `f1_score(average="binary")`, 0 when undefined."""
     labels, predictions = np.asarray(labels) == positive, np.asarray(predictions) == positive
-    return _precision_recall_f1(float(np.sum(labels & predictions)), float(np.sum(predictions)),
-                                float(np.sum(labels)))[2]
+    return _precision_recall_f1(float(np.sum(labels & predictions)), float(np.sum(predictions)), float(np.sum(labels)))[
+        2
+    ]
 
 
 def macro_f1(labels, predictions) -> float:
@@ -52,7 +53,7 @@ def matthews_corrcoef(labels, predictions) -> float:
     k, n = len(classes), len(labels)
     confusion = np.zeros((k, k), np.float64)
     np.add.at(confusion, (codes[:n], codes[n:]), 1)
-    t, p = confusion.sum(axis=1), confusion.sum(axis=0)   # true and predicted counts per class
+    t, p = confusion.sum(axis=1), confusion.sum(axis=0)  # true and predicted counts per class
     c, s = np.trace(confusion), confusion.sum()
     denominator = np.sqrt((s * s - p @ p) * (s * s - t @ t))
     return float((c * s - t @ p) / denominator) if denominator else 0.0
@@ -89,8 +90,11 @@ def multi_label_scores(labels, predictions, names) -> dict[str, float]:
     `average="macro"`), `exact_match` and `f1_<name>` per label, of 0/1 `[n, labels]` arrays; `names`: the
     labels' names in column order."""
     per_label = label_f1(labels, predictions)
-    scores = {"micro_f1": micro_f1(labels, predictions), "macro_f1": float(np.mean(per_label)) if len(names) else 0.0,
-              "exact_match": exact_match(labels, predictions)}
+    scores = {
+        "micro_f1": micro_f1(labels, predictions),
+        "macro_f1": float(np.mean(per_label)) if len(names) else 0.0,
+        "exact_match": exact_match(labels, predictions),
+    }
     scores.update({f"f1_{name}": float(f1) for name, f1 in zip(names, per_label)})
     return scores
 
@@ -109,7 +113,7 @@ def _ranks(values: np.ndarray) -> np.ndarray:
     sorted_values = values[order]
     starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
     ends = np.r_[starts[1:], len(values)]
-    average = (starts + ends + 1) / 2.0                     # mean of 1-based ranks starts+1 .. ends
+    average = (starts + ends + 1) / 2.0  # mean of 1-based ranks starts+1 .. ends
     ranks = np.empty(len(values))
     ranks[order] = np.repeat(average, ends - starts)
     return ranks
@@ -145,8 +149,9 @@ def squad_f1(prediction: str, truth: str, version_2: bool = True) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def squad_scores(predictions: dict[str, str], answers: dict[str, list[str]], version_2: bool = True
-                 ) -> dict[str, float]:
+def squad_scores(
+    predictions: dict[str, str], answers: dict[str, list[str]], version_2: bool = True
+) -> dict[str, float]:
     """Exact match and F1 in percent, each the max over an example's gold answers, averaged over examples, as
     the official script of the version computes them.
 
@@ -224,11 +229,10 @@ def entity_f1(true_tags: list[list[str]], predicted_tags: list[list[str]]) -> di
     """
     if len(true_tags) != len(predicted_tags):
         raise ValueError(f"entity_f1: {len(true_tags)} true sentences but {len(predicted_tags)} predicted.")
-    counts = collections.defaultdict(lambda: [0, 0, 0])   # type -> [correct, predicted, true]
+    counts = collections.defaultdict(lambda: [0, 0, 0])  # type -> [correct, predicted, true]
     for sentence, (truth, predicted) in enumerate(zip(true_tags, predicted_tags)):
         if len(truth) != len(predicted):
-            raise ValueError(f"entity_f1: sentence {sentence} has {len(truth)} true tags, {len(predicted)} "
-                             "predicted.")
+            raise ValueError(f"entity_f1: sentence {sentence} has {len(truth)} true tags, {len(predicted)} predicted.")
         true_spans, predicted_spans = entity_spans(truth), entity_spans(predicted)
         for kind, *_ in true_spans:
             counts[kind][2] += 1
@@ -255,6 +259,7 @@ def tag_accuracy(true_tags: list[list[str]], predicted_tags: list[list[str]]) ->
         raise ValueError(f"tag_accuracy: {len(true_tags)} true sentences but {len(predicted_tags)} predicted.")
     for sentence, (truth, predicted) in enumerate(zip(true_tags, predicted_tags)):
         if len(truth) != len(predicted):
-            raise ValueError(f"tag_accuracy: sentence {sentence} has {len(truth)} true tags, {len(predicted)} "
-                             "predicted.")
+            raise ValueError(
+                f"tag_accuracy: sentence {sentence} has {len(truth)} true tags, {len(predicted)} predicted."
+            )
     return {"accuracy": accuracy([t for tags in true_tags for t in tags], [p for tags in predicted_tags for p in tags])}

@@ -22,8 +22,10 @@ import tensorflow as tf
 from keras_bert_lite.training.callbacks import FitStepCallback
 
 # What usually fixes a diverged run, in no command's terms: a command passes its own (`advice` arguments).
-GENERIC_ADVICE = ("a lower learning rate or a longer warmup, bf16 instead of fp16 mixed precision, or checking the "
-                  "input data of that step")
+GENERIC_ADVICE = (
+    "a lower learning rate or a longer warmup, bf16 instead of fp16 mixed precision, or checking the "
+    "input data of that step"
+)
 
 
 class NonFiniteLossError(RuntimeError):
@@ -53,20 +55,25 @@ def check_finite_weights(variables, step: int, kept: str, advice: str = GENERIC_
     if broken:
         raise NonFiniteLossError(
             f"Training stopped at step {step}: the updates since the last save made {len(broken)} weight(s) "
-            f"non-finite (e.g. {broken[0]}). Nothing was saved after them; {kept}. Usual fixes: {advice}.")
+            f"non-finite (e.g. {broken[0]}). Nothing was saved after them; {kept}. Usual fixes: {advice}."
+        )
 
 
 def finite_predictions(predict, advice: str = GENERIC_ADVICE):
     """`predict` (a `dataset_predictor`), raising `NonFiniteLossError` when a floating output is not finite: the
     weights diverged (finite, but so large that the outputs overflow), and metrics of such outputs mean nothing.
     The message ends with `advice`."""
+
     def checked(dataset):
         outputs = predict(dataset)
         for value in (v for batch in outputs for v in tf.nest.flatten(batch)):
             if np.issubdtype(value.dtype, np.floating) and not np.isfinite(value).all():
-                raise NonFiniteLossError("The model's predictions are not finite: training diverged. Nothing was "
-                                         f"saved for this epoch. Usual fixes: {advice}.")
+                raise NonFiniteLossError(
+                    "The model's predictions are not finite: training diverged. Nothing was "
+                    f"saved for this epoch. Usual fixes: {advice}."
+                )
         return outputs
+
     return checked
 
 

@@ -82,14 +82,29 @@ class _BertOptimizer(keras.optimizers.Optimizer):
     same as without accumulation. (Keras' own accumulation evaluates the schedule at the micro-batch count.)
     """
 
-    def __init__(self, learning_rate, beta_1, beta_2, epsilon, weight_decay_rate, weight_decay_exclusions,
-                 global_clipnorm, accumulation_steps, name, **kwargs):
+    def __init__(
+        self,
+        learning_rate,
+        beta_1,
+        beta_2,
+        epsilon,
+        weight_decay_rate,
+        weight_decay_exclusions,
+        global_clipnorm,
+        accumulation_steps,
+        name,
+        **kwargs,
+    ):
         if kwargs.pop("weight_decay", None) is not None:
-            raise ValueError(f"{type(self).__name__} applies `weight_decay_rate` inside its update; do not also "
-                             "pass Keras' `weight_decay` (it would decay the weights twice).")
+            raise ValueError(
+                f"{type(self).__name__} applies `weight_decay_rate` inside its update; do not also "
+                "pass Keras' `weight_decay` (it would decay the weights twice)."
+            )
         if kwargs.pop("gradient_accumulation_steps", None):
-            raise ValueError(f"Use `accumulation_steps` with {type(self).__name__}: Keras' "
-                             "`gradient_accumulation_steps` does not work under tf.distribute (see docstring).")
+            raise ValueError(
+                f"Use `accumulation_steps` with {type(self).__name__}: Keras' "
+                "`gradient_accumulation_steps` does not work under tf.distribute (see docstring)."
+            )
         if isinstance(learning_rate, int):
             learning_rate = float(learning_rate)
         accumulation_steps = int(accumulation_steps or 1)
@@ -102,7 +117,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         self.weight_decay_rate = weight_decay_rate
         self.weight_decay_exclusions = tuple(weight_decay_exclusions or ())
         self.accumulation_steps = accumulation_steps
-        self._gradient_scale = None     # set by `_clip_gradients`, read by `update_step`, within one `apply`
+        self._gradient_scale = None  # set by `_clip_gradients`, read by `update_step`, within one `apply`
 
     # ---------------------------------------------------------------- variables
 
@@ -111,8 +126,9 @@ class _BertOptimizer(keras.optimizers.Optimizer):
             return
         super().build(var_list)
         # The global norm of the last update's gradient, before clipping (same on every replica).
-        self.gradient_norm = self.add_variable((), initializer="zeros", dtype="float32",
-                                               aggregation="only_first_replica", name="gradient_norm")
+        self.gradient_norm = self.add_variable(
+            (), initializer="zeros", dtype="float32", aggregation="only_first_replica", name="gradient_norm"
+        )
         self._m = [self.add_variable_from_reference(v, name="m") for v in var_list]
         self._v = [self.add_variable_from_reference(v, name="v") for v in var_list]
         # Python bools, decided once from the variable paths: no string work in the compiled step.
@@ -122,9 +138,14 @@ class _BertOptimizer(keras.optimizers.Optimizer):
             for v in var_list:
                 with self._distribution_strategy.extended.colocate_vars_with(getattr(v, "value", v)):
                     acc = keras.Variable(
-                        initializer="zeros", shape=v.shape, dtype=v.dtype, trainable=False,
-                        synchronization="on_read", aggregation="sum",
-                        name=self._slot_name(v, "accumulator"))
+                        initializer="zeros",
+                        shape=v.shape,
+                        dtype=v.dtype,
+                        trainable=False,
+                        synchronization="on_read",
+                        aggregation="sum",
+                        name=self._slot_name(v, "accumulator"),
+                    )
                 self._track_variable(acc)
                 self._accumulators.append(acc)
 
@@ -155,7 +176,8 @@ class _BertOptimizer(keras.optimizers.Optimizer):
 
     def _get_current_learning_rate(self):
         if self.accumulation_steps > 1 and isinstance(
-                self._learning_rate, keras.optimizers.schedules.LearningRateSchedule):
+            self._learning_rate, keras.optimizers.schedules.LearningRateSchedule
+        ):
             return self._learning_rate(self.iterations)
         return super()._get_current_learning_rate()
 
@@ -164,7 +186,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         return ops.equal(ops.mod(self._iterations + 1, self.accumulation_steps), 0)
 
     def apply(self, grads, trainable_variables=None):
-        self._gradient_scale = None     # no factor from an earlier call (or graph) carries over
+        self._gradient_scale = None  # no factor from an earlier call (or graph) carries over
         grads = [_dense(g) for g in grads]
         if self.accumulation_steps > 1 and len(grads):
             if not self.built:
@@ -215,7 +237,7 @@ class _BertOptimizer(keras.optimizers.Optimizer):
             return grads
         if self.global_clipnorm:
             scale = _clip_scale(norm, self.global_clipnorm) / replicas
-        else:                                          # Keras' own clipnorm / clipvalue, if set, or nothing
+        else:  # Keras' own clipnorm / clipvalue, if set, or nothing
             total, scale = super()._clip_gradients(total), 1.0 / replicas
         out = list(grads)
         for i, g in zip(present, total):
@@ -228,9 +250,15 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         update_now = self._is_update_call() if self.accumulation_steps > 1 else True
         scale = 1.0 if self._gradient_scale is None else self._gradient_scale
         next_m, next_v, next_var = self._fused_update(
-            ops.cast(gradient, variable.dtype), ops.cast(scale, variable.dtype), tf.convert_to_tensor(m),
-            tf.convert_to_tensor(v), tf.convert_to_tensor(variable), ops.cast(learning_rate, variable.dtype),
-            self._excluded[i], update_now)
+            ops.cast(gradient, variable.dtype),
+            ops.cast(scale, variable.dtype),
+            tf.convert_to_tensor(m),
+            tf.convert_to_tensor(v),
+            tf.convert_to_tensor(variable),
+            ops.cast(learning_rate, variable.dtype),
+            self._excluded[i],
+            update_now,
+        )
         self.assign(m, next_m)
         self.assign(v, next_v)
         self.assign(variable, next_var)
@@ -258,10 +286,14 @@ class _BertOptimizer(keras.optimizers.Optimizer):
         config = super().get_config()
         for key in ("weight_decay", "gradient_accumulation_steps"):
             config.pop(key, None)
-        config.update(beta_1=self.beta_1, beta_2=self.beta_2, epsilon=self.epsilon,
-                      weight_decay_rate=self.weight_decay_rate,
-                      weight_decay_exclusions=list(self.weight_decay_exclusions),
-                      accumulation_steps=self.accumulation_steps)
+        config.update(
+            beta_1=self.beta_1,
+            beta_2=self.beta_2,
+            epsilon=self.epsilon,
+            weight_decay_rate=self.weight_decay_rate,
+            weight_decay_exclusions=list(self.weight_decay_exclusions),
+            accumulation_steps=self.accumulation_steps,
+        )
         return config
 
 
@@ -291,11 +323,31 @@ class BertAdamW(_BertOptimizer):
         **kwargs: other `keras.optimizers.Optimizer` arguments (`clipnorm`, `use_ema`, ...).
     """
 
-    def __init__(self, learning_rate=1e-4, weight_decay_rate=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                 weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS, global_clipnorm=1.0,
-                 accumulation_steps=1, name="bert_adamw", **kwargs):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay_rate, weight_decay_exclusions,
-                         global_clipnorm, accumulation_steps, name, **kwargs)
+    def __init__(
+        self,
+        learning_rate=1e-4,
+        weight_decay_rate=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS,
+        global_clipnorm=1.0,
+        accumulation_steps=1,
+        name="bert_adamw",
+        **kwargs,
+    ):
+        super().__init__(
+            learning_rate,
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay_rate,
+            weight_decay_exclusions,
+            global_clipnorm,
+            accumulation_steps,
+            name,
+            **kwargs,
+        )
 
     def _next_value(self, variable, next_m, next_v, lr, excluded):
         update = ops.divide(next_m, ops.add(ops.sqrt(next_v), self.epsilon))
@@ -324,11 +376,31 @@ class BertLamb(_BertOptimizer):
     Args: as `BertAdamW`; excluded variables (LayerNorm, biases) get neither weight decay nor a trust ratio.
     """
 
-    def __init__(self, learning_rate=1e-3, weight_decay_rate=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                 weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS, global_clipnorm=1.0,
-                 accumulation_steps=1, name="bert_lamb", **kwargs):
-        super().__init__(learning_rate, beta_1, beta_2, epsilon, weight_decay_rate, weight_decay_exclusions,
-                         global_clipnorm, accumulation_steps, name, **kwargs)
+    def __init__(
+        self,
+        learning_rate=1e-3,
+        weight_decay_rate=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS,
+        global_clipnorm=1.0,
+        accumulation_steps=1,
+        name="bert_lamb",
+        **kwargs,
+    ):
+        super().__init__(
+            learning_rate,
+            beta_1,
+            beta_2,
+            epsilon,
+            weight_decay_rate,
+            weight_decay_exclusions,
+            global_clipnorm,
+            accumulation_steps,
+            name,
+            **kwargs,
+        )
 
     def _next_value(self, variable, next_m, next_v, lr, excluded):
         dtype = variable.dtype
@@ -342,16 +414,26 @@ class BertLamb(_BertOptimizer):
             update = ops.add(update, ops.multiply(self.weight_decay_rate, variable))
         w_norm = ops.sqrt(ops.sum(ops.square(variable)))
         u_norm = ops.sqrt(ops.sum(ops.square(update)))
-        ratio = ops.where(ops.greater(w_norm, 0.0),
-                          ops.where(ops.greater(u_norm, 0.0), ops.divide(w_norm, u_norm), 1.0), 1.0)
+        ratio = ops.where(
+            ops.greater(w_norm, 0.0), ops.where(ops.greater(u_norm, 0.0), ops.divide(w_norm, u_norm), 1.0), 1.0
+        )
         return ops.subtract(variable, ops.multiply(ops.multiply(ratio, lr), update))
 
 
 _OPTIMIZERS = {"adamw": BertAdamW, "lamb": BertLamb}
 
 
-def create_optimizer(name="adamw", *, learning_rate, total_steps, warmup_steps=0, weight_decay=0.01,
-                     epsilon=1e-6, global_clipnorm=1.0, accumulation_steps=1):
+def create_optimizer(
+    name="adamw",
+    *,
+    learning_rate,
+    total_steps,
+    warmup_steps=0,
+    weight_decay=0.01,
+    epsilon=1e-6,
+    global_clipnorm=1.0,
+    accumulation_steps=1,
+):
     """The BERT optimizer: `BertAdamW` or `BertLamb` on a `WarmupLinearDecay` schedule.
 
     Args:
@@ -378,5 +460,10 @@ def create_optimizer(name="adamw", *, learning_rate, total_steps, warmup_steps=0
     except KeyError:
         raise ValueError(f"Unknown optimizer {name!r}; use one of {sorted(_OPTIMIZERS)}.") from None
     schedule = WarmupLinearDecay(learning_rate, total_steps=total_steps, warmup_steps=warmup_steps)
-    return cls(learning_rate=schedule, weight_decay_rate=weight_decay, epsilon=epsilon,
-               global_clipnorm=global_clipnorm, accumulation_steps=accumulation_steps)
+    return cls(
+        learning_rate=schedule,
+        weight_decay_rate=weight_decay,
+        epsilon=epsilon,
+        global_clipnorm=global_clipnorm,
+        accumulation_steps=accumulation_steps,
+    )

@@ -29,8 +29,17 @@ def replica_slice(batch, replica, replicas: int):
     return tf.nest.map_structure(lambda t: t[start:end], batch)
 
 
-def replica_fit(model: keras.Model, batches_fn, strategy: tf.distribute.Strategy, *, epochs: int,
-                steps_per_epoch: int, initial_epoch: int = 0, callbacks=(), log_epochs: bool = True) -> None:
+def replica_fit(
+    model: keras.Model,
+    batches_fn,
+    strategy: tf.distribute.Strategy,
+    *,
+    epochs: int,
+    steps_per_epoch: int,
+    initial_epoch: int = 0,
+    callbacks=(),
+    log_epochs: bool = True,
+) -> None:
     """Trains `model` (compiled, built in `strategy.scope()`) for `epochs` epochs of `steps_per_epoch` steps.
 
     Args:
@@ -42,16 +51,25 @@ def replica_fit(model: keras.Model, batches_fn, strategy: tf.distribute.Strategy
         callbacks: Keras callbacks.
         log_epochs: print one line per epoch (as `fit(verbose=2)`).
     """
+
     def dataset_fn(context: tf.distribute.InputContext):
         replicas = context.num_replicas_in_sync
         local = replicas // context.num_input_pipelines
         first = context.input_pipeline_id * local
-        return batches_fn().flat_map(lambda *batch: tf.data.Dataset.range(local).map(
-            lambda r: replica_slice(batch, first + r, replicas)))
+        return batches_fn().flat_map(
+            lambda *batch: tf.data.Dataset.range(local).map(lambda r: replica_slice(batch, first + r, replicas))
+        )
 
     iterator = iter(strategy.distribute_datasets_from_function(dataset_fn))
-    callback_list = keras.callbacks.CallbackList(list(callbacks), model=model, add_history=True, add_progbar=False,
-                                                 epochs=epochs, steps=steps_per_epoch, verbose=0)
+    callback_list = keras.callbacks.CallbackList(
+        list(callbacks),
+        model=model,
+        add_history=True,
+        add_progbar=False,
+        epochs=epochs,
+        steps=steps_per_epoch,
+        verbose=0,
+    )
 
     @tf.function
     def train_step(iterator):

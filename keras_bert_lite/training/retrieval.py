@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 
-BLOCK = 1024        # queries scored at a time
+BLOCK = 1024  # queries scored at a time
 
 
 @dataclasses.dataclass
@@ -34,16 +34,21 @@ def retrieve(queries: np.ndarray, candidates: np.ndarray, targets: np.ndarray) -
         targets: int `[n]`, the index of each query's own candidate.
     """
     queries, candidates = _unit(queries), _unit(candidates)
-    parts = [_retrieve_block(queries[i:i + BLOCK], candidates, targets[i:i + BLOCK])
-             for i in range(0, len(queries), BLOCK)]
-    return Retrievals(*(np.concatenate(arrays) for arrays in zip(*parts))) if parts else Retrievals(
-        *(np.zeros([0]) for _ in range(4)))
+    parts = [
+        _retrieve_block(queries[i : i + BLOCK], candidates, targets[i : i + BLOCK])
+        for i in range(0, len(queries), BLOCK)
+    ]
+    return (
+        Retrievals(*(np.concatenate(arrays) for arrays in zip(*parts)))
+        if parts
+        else Retrievals(*(np.zeros([0]) for _ in range(4)))
+    )
 
 
 def _retrieve_block(queries: np.ndarray, candidates: np.ndarray, targets: np.ndarray) -> tuple:
-    scores = queries @ candidates.T                                                  # [b, m]
+    scores = queries @ candidates.T  # [b, m]
     own = scores[np.arange(len(queries)), targets]
-    ranks = np.sum(scores >= own[:, None], axis=1)                                  # own included: ties rank first
+    ranks = np.sum(scores >= own[:, None], axis=1)  # own included: ties rank first
     top = np.argmax(scores, axis=1)
     return ranks, own, top, scores[np.arange(len(queries)), top]
 

@@ -49,5 +49,9 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         return ops.where(step < float(self.warmup_steps), warmup, decayed)
 
     def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate, "total_steps": self.total_steps,
-                "warmup_steps": self.warmup_steps, "name": self.name}
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "total_steps": self.total_steps,
+            "warmup_steps": self.warmup_steps,
+            "name": self.name,
+        }

@@ -29,13 +29,27 @@ import time
 import keras
 import tensorflow as tf
 
-from keras_bert_lite.training.checkpointing import (checkpoint_number, restore_latest, rng_state_variables,
-                                                    save_checkpoint)
+from keras_bert_lite.training.checkpointing import (
+    checkpoint_number,
+    restore_latest,
+    rng_state_variables,
+    save_checkpoint,
+)
 from keras_bert_lite.training.distribute import is_chief
-from keras_bert_lite.training.interrupts import (TrainingInterrupted, interrupted_message, on_request, requested,
-                                                 stop_requests)
-from keras_bert_lite.training.non_finite import (GENERIC_ADVICE, NonFiniteLossError, check_finite_weights,
-                                                 gradient_norm_variable, non_finite_message)
+from keras_bert_lite.training.interrupts import (
+    TrainingInterrupted,
+    interrupted_message,
+    on_request,
+    requested,
+    stop_requests,
+)
+from keras_bert_lite.training.non_finite import (
+    GENERIC_ADVICE,
+    NonFiniteLossError,
+    check_finite_weights,
+    gradient_norm_variable,
+    non_finite_message,
+)
 from keras_bert_lite.xla import use_xla
 
 logger = logging.getLogger(__name__)
@@ -62,9 +76,19 @@ class Trainer:
         divergence_advice: what a non-finite loss's error suggests trying, in the command's own terms.
     """
 
-    def __init__(self, model, optimizer, strategy, model_dir: str, checkpoint_every: int = 1000,
-                 steps_per_loop: int = 100, max_checkpoints: int = 3, jit_compile: bool | None = None,
-                 before_save=None, divergence_advice: str = GENERIC_ADVICE):
+    def __init__(
+        self,
+        model,
+        optimizer,
+        strategy,
+        model_dir: str,
+        checkpoint_every: int = 1000,
+        steps_per_loop: int = 100,
+        max_checkpoints: int = 3,
+        jit_compile: bool | None = None,
+        before_save=None,
+        divergence_advice: str = GENERIC_ADVICE,
+    ):
         self.model = model
         self.optimizer = optimizer
         self.strategy = strategy
@@ -117,8 +141,9 @@ class Trainer:
                 return batch
             return strategy.experimental_distribute_values_from_function(
                 lambda ctx: tf.nest.map_structure(
-                    lambda t: tf.split(t, local_replicas)[ctx.replica_id_in_sync_group - first_local_replica],
-                    batch))
+                    lambda t: tf.split(t, local_replicas)[ctx.replica_id_in_sync_group - first_local_replica], batch
+                )
+            )
 
         def gradient_norm():
             if self._gradient_norm is None:
@@ -138,11 +163,13 @@ class Trainer:
                     self._bad_step.assign(self.step)
                     self._bad_values.assign(tf.stack([loss, norm]))
                     break
+
         return train_loop
 
     # ------------------------------------------------------------------ the loop
-    def train(self, dataset_fn, global_batch_size: int, total_steps: int, log_every: int | None = None,
-              verbose: bool = True):
+    def train(
+        self, dataset_fn, global_batch_size: int, total_steps: int, log_every: int | None = None, verbose: bool = True
+    ):
         """Trains until `total_steps`, resuming from the latest checkpoint in `model_dir` if there is one.
 
         Args:
@@ -174,36 +201,52 @@ class Trainer:
         if global_batch_size % replicas:
             raise ValueError(f"global_batch_size {global_batch_size} must be divisible by the {replicas} replicas.")
         local_replicas = replicas // workers
-        context = tf.distribute.InputContext(num_input_pipelines=workers, input_pipeline_id=worker,
-                                             num_replicas_in_sync=replicas)
+        context = tf.distribute.InputContext(
+            num_input_pipelines=workers, input_pipeline_id=worker, num_replicas_in_sync=replicas
+        )
         dataset = dataset_fn(context).batch(global_batch_size // workers, drop_remainder=True)
         iterator = iter(dataset.prefetch(2))
-        checkpoint = tf.train.Checkpoint(model=self.model, optimizer=self.optimizer, step=self.step, data=iterator,
-                                         rng_states=rng_state_variables(self.model))
+        checkpoint = tf.train.Checkpoint(
+            model=self.model,
+            optimizer=self.optimizer,
+            step=self.step,
+            data=iterator,
+            rng_states=rng_state_variables(self.model),
+        )
         # Every worker resumes from the chief's checkpoints; only the chief's saves are kept.
         shared_dir = os.path.join(self.model_dir, "checkpoints")
         restored = restore_latest(checkpoint, shared_dir, repair_state=self.chief)
         if restored:
             logger.info("Resumed from %s at step %d.", restored, int(self.step.numpy()))
         ckpt_dir = shared_dir if self.chief else tempfile.mkdtemp(prefix="ckpt")
-        manager = tf.train.CheckpointManager(checkpoint, ckpt_dir, max_to_keep=self.max_checkpoints,
-                                             checkpoint_name="ckpt")
-        writer = tf.summary.create_file_writer(os.path.join(self.model_dir, "train")) if self.chief else \
-            tf.summary.create_noop_writer()
+        manager = tf.train.CheckpointManager(
+            checkpoint, ckpt_dir, max_to_keep=self.max_checkpoints, checkpoint_name="ckpt"
+        )
+        writer = (
+            tf.summary.create_file_writer(os.path.join(self.model_dir, "train"))
+            if self.chief
+            else tf.summary.create_noop_writer()
+        )
         # A bar redrawn into a log file is unreadable: off a terminal, one log line per interval instead. The bar
         # shows each interval's own values (stateful), as the log lines and TensorBoard do.
         bar = verbose and self.chief and sys.stdout.isatty()
-        progbar = keras.utils.Progbar(total_steps, verbose=1 if bar else 0,
-                                      stateful_metrics=[m.name for m in self.model.metrics] + [
-                                          "learning_rate", "gradient_norm"])
+        progbar = keras.utils.Progbar(
+            total_steps,
+            verbose=1 if bar else 0,
+            stateful_metrics=[m.name for m in self.model.metrics] + ["learning_rate", "gradient_norm"],
+        )
         train_loop = self._train_loop_fn(local_replicas, worker * local_replicas)
         history = []
         step = int(self.step.numpy())
         progbar.update(step)
         last_log_step, last_log_time = step, time.perf_counter()
         while step < total_steps:
-            boundary = min(total_steps, _next_multiple(step, self.steps_per_loop),
-                           _next_multiple(step, log_every), _next_multiple(step, self.checkpoint_every))
+            boundary = min(
+                total_steps,
+                _next_multiple(step, self.steps_per_loop),
+                _next_multiple(step, log_every),
+                _next_multiple(step, self.checkpoint_every),
+            )
             train_loop(iterator, tf.constant(boundary - step))
             step = int(self.step.numpy())
             if requested():
@@ -212,8 +255,15 @@ class Trainer:
             if int(self._bad_step.numpy()):
                 writer.flush()
                 loss, norm = self._bad_values.numpy().tolist()
-                raise NonFiniteLossError(non_finite_message(
-                    step, loss, None if self._gradient_norm is None else norm, _kept(manager), self.divergence_advice))
+                raise NonFiniteLossError(
+                    non_finite_message(
+                        step,
+                        loss,
+                        None if self._gradient_norm is None else norm,
+                        _kept(manager),
+                        self.divergence_advice,
+                    )
+                )
             if step % log_every == 0 or step == total_steps:
                 now = time.perf_counter()
                 logs = {m.name: float(m.result()) for m in self.model.metrics}
@@ -253,16 +303,17 @@ def _kept(manager) -> str:
     """What a stopped run keeps, for its error message."""
     if not manager.latest_checkpoint:
         return "no checkpoint had been written yet"
-    return (f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
-            f"{checkpoint_number(manager.latest_checkpoint)}")
+    return (
+        f"the latest checkpoint, {manager.latest_checkpoint}, holds the finite weights of step "
+        f"{checkpoint_number(manager.latest_checkpoint)}"
+    )
 
 
 def _resume_note(manager) -> str:
     """What an interrupted run keeps, for its message."""
     if not manager.latest_checkpoint:
         return ""
-    return (f"the last checkpoint (step {checkpoint_number(manager.latest_checkpoint)}) is kept in "
-            f"{manager.directory}")
+    return f"the last checkpoint (step {checkpoint_number(manager.latest_checkpoint)}) is kept in {manager.directory}"
 
 
 def _next_multiple(step: int, every: int) -> int:

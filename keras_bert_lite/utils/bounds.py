@@ -11,8 +11,12 @@ import math
 import numbers
 import operator
 
-_COMPARISONS = {"minimum": (operator.ge, ">="), "above": (operator.gt, ">"), "maximum": (operator.le, "<="),
-                "below": (operator.lt, "<")}
+_COMPARISONS = {
+    "minimum": (operator.ge, ">="),
+    "above": (operator.gt, ">"),
+    "maximum": (operator.le, "<="),
+    "below": (operator.lt, "<"),
+}
 
 
 def describe(bounds: dict) -> str:

@@ -15,8 +15,15 @@ from typing import BinaryIO
 
 # First bytes -> format. The ones Python can stream are in _OPENERS; the others are only recognised, so that a
 # reader can refuse them by name instead of reading their bytes as text.
-MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd",
-         b"PK\x03\x04": "zip", b"7z\xbc\xaf\x27\x1c": "7z", b"\x04\x22\x4d\x18": "lz4"}
+MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"PK\x03\x04": "zip",
+    b"7z\xbc\xaf\x27\x1c": "7z",
+    b"\x04\x22\x4d\x18": "lz4",
+}
 _OPENERS = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}
 _LONGEST_MAGIC = max(map(len, MAGIC))
 

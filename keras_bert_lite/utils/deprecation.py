@@ -1,10 +1,10 @@
 """Former names, kept for one release: they still work, and say (a `DeprecationWarning`) what replaced them.
 
-    # keras_bert_lite/hub_names.py, a module renamed hf_hub.py:
-    alias_module(__name__, "keras_bert_lite.hf_hub")
+# keras_bert_lite/hub_names.py, a module renamed hf_hub.py:
+alias_module(__name__, "keras_bert_lite.hf_hub")
 
-    # a module whose attributes were renamed:
-    __getattr__ = renamed_attributes(__name__, {"init_vocab": "vocab_given_or_beside"})
+# a module whose attributes were renamed:
+__getattr__ = renamed_attributes(__name__, {"init_vocab": "vocab_given_or_beside"})
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ def warn_renamed(old: str, new: str, stacklevel: int = 2) -> None:
         new: the name that replaced it.
         stacklevel: the caller's frame to blame, as `warnings.warn` counts from the caller of this function.
     """
-    warnings.warn(f"{old} is deprecated and goes in the next release: use {new}.", DeprecationWarning,
-                  stacklevel=stacklevel + 1)
+    warnings.warn(
+        f"{old} is deprecated and goes in the next release: use {new}.", DeprecationWarning, stacklevel=stacklevel + 1
+    )
 
 
 def alias_module(old: str, new: str) -> None:

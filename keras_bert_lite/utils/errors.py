@@ -18,8 +18,10 @@ def refuse_utf16(path: str, data: bytes) -> None:
     """Raises `InputFileError` if `data`, the start of the file `path`, has a UTF-16 byte-order mark (Excel's
     "Unicode Text", Windows tools), with the command that re-encodes it as UTF-8."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        raise InputFileError(f"{path}: is UTF-16 (it starts with a UTF-16 byte-order mark); re-encode it as UTF-8, "
-                             f"e.g. `iconv -f utf-16 -t utf-8 {path} > {utf8_copy_name(path)}`.")
+        raise InputFileError(
+            f"{path}: is UTF-16 (it starts with a UTF-16 byte-order mark); re-encode it as UTF-8, "
+            f"e.g. `iconv -f utf-16 -t utf-8 {path} > {utf8_copy_name(path)}`."
+        )
 
 
 def read_input(path: str, error: type[InputFileError] = InputFileError) -> bytes:
@@ -54,10 +56,12 @@ def read_utf8(path: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        start = error.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)   # utf-8-sig counts after its BOM
+        start = error.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)  # utf-8-sig counts after its BOM
         line = data[:start].count(b"\n") + 1
-        raise InputFileError(f"{path}:{line}: byte 0x{data[start]:02x} is not UTF-8; re-encode the file as "
-                             f"UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {utf8_copy_name(path)}`.") from None
+        raise InputFileError(
+            f"{path}:{line}: byte 0x{data[start]:02x} is not UTF-8; re-encode the file as "
+            f"UTF-8, e.g. `iconv -f latin1 -t utf-8 {path} > {utf8_copy_name(path)}`."
+        ) from None
 
 
 def utf8_copy_name(path: str) -> str:

@@ -13,7 +13,8 @@ def cache_dir(name: str) -> str:
     """The library's cache folder `name`: under KERAS_BERT_LITE_CACHE, else XDG_CACHE_HOME (or ~/.cache) /
     keras_bert_lite."""
     root = os.environ.get("KERAS_BERT_LITE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "keras_bert_lite")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "keras_bert_lite"
+    )
     return os.path.join(os.path.expanduser(root), name)
 
 
@@ -93,7 +94,7 @@ def remove_unused_dirs(created: list[str], allowed: tuple[str, ...] = ()) -> Non
     shutil.rmtree(created[0], ignore_errors=True)
     for parent in created[1:]:
         with contextlib.suppress(OSError):
-            os.rmdir(parent)          # only while empty
+            os.rmdir(parent)  # only while empty
 
 
 @contextlib.contextmanager
@@ -111,6 +112,8 @@ def dirs_removed_on_failure(path: str | os.PathLike):
 def _holds_files(top: str, allowed: tuple[str, ...]) -> bool:
     """Whether the tree under `top` holds a file or link other than the `allowed` paths."""
     allowed = {os.path.abspath(p) for p in allowed}
-    return any(os.path.abspath(os.path.join(root, name)) not in allowed
-               for root, dirs, files in os.walk(top)
-               for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))])
+    return any(
+        os.path.abspath(os.path.join(root, name)) not in allowed
+        for root, dirs, files in os.walk(top)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]
+    )

@@ -53,8 +53,12 @@ def version_tested(version: str) -> bool:
 @functools.cache
 def fast_paths_available() -> bool:
     """Whether this TensorFlow is a tested version and has every private function the fast paths call."""
-    private = ((_pywrap_util_port, "IsMklEnabled"), (control_flow_util, "GraphOrParentsInXlaContext"),
-               (pywrap_tf_session, "TF_GetAllOpList"), (pywrap_tf_session, "TF_GetBuffer"))
+    private = (
+        (_pywrap_util_port, "IsMklEnabled"),
+        (control_flow_util, "GraphOrParentsInXlaContext"),
+        (pywrap_tf_session, "TF_GetAllOpList"),
+        (pywrap_tf_session, "TF_GetBuffer"),
+    )
     present = all(callable(getattr(module, name, None)) for module, name in private)
     return version_tested(tf.__version__) and present
 
@@ -96,7 +100,7 @@ def name_scope_sorted_last(name: str):
         The name scope.
     """
     if fast_paths_available():
-        return tf.compat.v1.name_scope(f"zz_{name}/")                                   # an absolute scope
+        return tf.compat.v1.name_scope(f"zz_{name}/")  # an absolute scope
     return tf.name_scope(name)
 
 

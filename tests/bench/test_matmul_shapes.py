@@ -27,7 +27,7 @@ def test_layer_products_add_up_to_the_forward_flops(ms, preset):
 
 
 def test_shapes_are_the_tiny_encoders(ms):
-    shapes = ms.layer_shapes("tiny")   # H 128, 2 heads of 64, FFN 512, 32 x 128 tokens
+    shapes = ms.layer_shapes("tiny")  # H 128, 2 heads of 64, FFN 512, 32 x 128 tokens
     assert shapes["qkv"] == (None, 4096, 128, 384)
     assert shapes["ffn out"] == (None, 4096, 512, 128)
     assert shapes["scores"] == (64, 128, 64, 128)

@@ -10,8 +10,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results"
-MAX_LINES = 1_000      # a summary one can read through
-RAW_KEYS = ("cases", "times_s")      # what compare_peers and gpu/checks leave to the raw files
+MAX_LINES = 1_000  # a summary one can read through
+RAW_KEYS = ("cases", "times_s")  # what compare_peers and gpu/checks leave to the raw files
 
 
 @pytest.fixture(scope="module")
@@ -22,8 +22,11 @@ def common():
     return module
 
 
-RECORD = {"started": "t", "acceptance": [{"ratio": 1.1, "round_ratios": [1.0, 1.2]}],
-          "cases": [{"impl": "ours", "modes": {"graph": {"value": 2.0, "times_s": [0.5, 0.5]}}}]}
+RECORD = {
+    "started": "t",
+    "acceptance": [{"ratio": 1.1, "round_ratios": [1.0, 1.2]}],
+    "cases": [{"impl": "ours", "modes": {"graph": {"value": 2.0, "times_s": [0.5, 0.5]}}}],
+}
 
 
 def test_write_results_splits_the_summary_from_the_raw_record(common, tmp_path):
@@ -47,8 +50,15 @@ def test_nested_raw_keys_and_no_raw_file_without_them(common, tmp_path):
 
 def test_readable_json_puts_each_row_on_one_line(common):
     text = common.readable_json({"cells": [{"value": 1.5, "round_values": [1.0, 2.0]}] * 2, "ok": True}, width=40)
-    assert text.splitlines() == ['{', '  "cells": [', '    {"value": 1.5, "round_values": [1.0, 2.0]},',
-                                 '    {"value": 1.5, "round_values": [1.0, 2.0]}', '  ],', '  "ok": true', '}']
+    assert text.splitlines() == [
+        "{",
+        '  "cells": [',
+        '    {"value": 1.5, "round_values": [1.0, 2.0]},',
+        '    {"value": 1.5, "round_values": [1.0, 2.0]}',
+        "  ],",
+        '  "ok": true',
+        "}",
+    ]
 
 
 @pytest.mark.parametrize("path", sorted(RESULTS.glob("*.json")), ids=lambda p: p.name)

@@ -16,8 +16,10 @@ from keras_bert_lite.data.pretraining import text_file_documents
 
 # Blank lines of every kind, CRLF line ends, leading and trailing blank lines, spaces around sentences, a document
 # of one line, a UTF-8 character and no final line break.
-TEXT = ("\n\n  First doc, line one.\nline two. \r\n\r\nSecond doc.\n \t\n\n\nThird doc é, one line\n\f\n"
-        "Fourth doc.\nIts second line.\nIts third line.\n\nlast doc")
+TEXT = (
+    "\n\n  First doc, line one.\nline two. \r\n\r\nSecond doc.\n \t\n\n\nThird doc é, one line\n\f\n"
+    "Fourth doc.\nIts second line.\nIts third line.\n\nlast doc"
+)
 
 
 def documents(path, compression=""):
@@ -45,8 +47,8 @@ def test_real_text_streams_as_it_splits(tmp_path, monkeypatch, pydoc_corpus):
 def test_a_gzip_file_gives_the_documents_of_its_text_whatever_its_name(tmp_path):
     plain = tmp_path / "corpus.txt"
     plain.write_bytes(TEXT.encode())
-    packed = tmp_path / "corpus.bin"       # no .gz suffix: known by its first bytes
-    with open(packed, "wb") as f:          # two gzip members, as pigz or `cat a.gz b.gz` write
+    packed = tmp_path / "corpus.bin"  # no .gz suffix: known by its first bytes
+    with open(packed, "wb") as f:  # two gzip members, as pigz or `cat a.gz b.gz` write
         half = len(TEXT) // 2
         f.write(gzip.compress(TEXT[:half].encode()) + gzip.compress(TEXT[half:].encode()))
     assert documents(packed, "GZIP") == documents(plain)
@@ -71,7 +73,7 @@ def test_other_compression_formats_are_refused_with_the_recompression(tmp_path):
 
 def test_one_document_is_refused_for_next_sentence_prediction(tmp_path):
     path = tmp_path / "corpus.txt"
-    path.write_text("One sentence.\nAnother one.\n\n \n\x01\n")     # the second "document" has no text
+    path.write_text("One sentence.\nAnother one.\n\n \n\x01\n")  # the second "document" has no text
     with pytest.raises(DataError, match=rf"^{path}: one document, so every \"not next\" pair"):
         text_file_documents(str(path))
 
@@ -86,8 +88,9 @@ def test_fewer_documents_than_a_window_are_named_with_the_share_of_same_document
         text_file_documents(str(path), window_docs=13)
     assert caplog.messages == [
         f"{path}: only 4 documents, fewer than a window of 13 (--window_docs), so each window repeats them and "
-        "about 19% of \"not next\" pairs take their second segment from their first's own document. Give more "
-        "documents, or --window_docs 4."]
+        'about 19% of "not next" pairs take their second segment from their first\'s own document. Give more '
+        "documents, or --window_docs 4."
+    ]
 
 
 def test_carriage_return_line_ends_are_refused_and_stray_ones_named(tmp_path, caplog):
@@ -99,9 +102,11 @@ def test_carriage_return_line_ends_are_refused_and_stray_ones_named(tmp_path, ca
     path.write_bytes(b"One.\r\nTwo.\r\n\r\nThree\rfour.\n")
     with caplog.at_level(logging.WARNING):
         text_file_documents(str(path), window_docs=2)
-    assert caplog.messages == [f"{path}: 1 carriage return not followed by a line feed in its first MiB (first: "
-                               f"line 4); they are dropped, so the text on either side runs together. To read "
-                               f"them as line breaks: tr '\\r' '\\n' < {path} > {path}.lf"]
+    assert caplog.messages == [
+        f"{path}: 1 carriage return not followed by a line feed in its first MiB (first: "
+        f"line 4); they are dropped, so the text on either side runs together. To read "
+        f"them as line breaks: tr '\\r' '\\n' < {path} > {path}.lf"
+    ]
 
 
 def test_a_file_without_line_breaks_or_in_utf16_is_refused(tmp_path):
@@ -126,8 +131,14 @@ def test_examples_are_the_same_from_a_gzip_corpus(tmp_path, pydoc_corpus, uncase
         packed.write_bytes(gzip.compress(f.read()))
 
     def first_batch(path):
-        dataset = pretraining_dataset(text_file_documents(path, window_docs=16), BertTokenizer(vocab),
-                                      BertPacker(64, vocab=vocab), DynamicMasker.from_vocab(vocab, max_predictions=10),
-                                      window_docs=16, shuffle_buffer=100)
+        dataset = pretraining_dataset(
+            text_file_documents(path, window_docs=16),
+            BertTokenizer(vocab),
+            BertPacker(64, vocab=vocab),
+            DynamicMasker.from_vocab(vocab, max_predictions=10),
+            window_docs=16,
+            shuffle_buffer=100,
+        )
         return next(iter(dataset.batch(64)))[0]["input_word_ids"].numpy()
+
     np.testing.assert_array_equal(first_batch(str(packed)), first_batch(pydoc_corpus[0]))

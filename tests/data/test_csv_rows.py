@@ -27,8 +27,9 @@ def test_an_unclosed_quote_names_its_line_and_the_rows_after_it_are_kept():
 def test_the_opening_line_counts_the_lines_of_earlier_quoted_fields():
     # Row 2 spans lines 2-3 (a closed multi-line field), then opens a quote on line 3 that never closes.
     text = 'a,b,c\n"one\ntwo",x,"open\nthree,y,z\n'
-    assert [(line, problem[:28]) for line, _, problem in csv_rows(text) if problem] == \
-        [(3, "the quote opened on line 3 i")]
+    assert [(line, problem[:28]) for line, _, problem in csv_rows(text) if problem] == [
+        (3, "the quote opened on line 3 i")
+    ]
     assert list(csv_rows(text))[-1] == (4, ["three", "y", "z"], "")
 
 
@@ -40,7 +41,10 @@ def test_text_after_a_closing_quote_is_malformed_and_reading_goes_on():
 
 def test_a_quoted_field_that_closes_may_hold_line_breaks():
     assert list(csv_rows('t,l\n"first line\nsecond, line",pos\nok,neg\n')) == [
-        (1, ["t", "l"], ""), (2, ["first line\nsecond, line", "pos"], ""), (4, ["ok", "neg"], "")]
+        (1, ["t", "l"], ""),
+        (2, ["first line\nsecond, line", "pos"], ""),
+        (4, ["ok", "neg"], ""),
+    ]
 
 
 def test_without_quoting_quotes_are_text():
@@ -60,23 +64,32 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path):
     """Each row kept only the last of the two fields: --text_a text read 'other', silently."""
     path = tmp_path / "train.csv"
     path.write_text("text,label,text\nhi,1,other\n")
-    with pytest.raises(DataError, match=rf"^{path}:1: the header line is malformed: column 'text' is named twice "
-                                        r"\(columns 1 and 3\)"):
+    with pytest.raises(
+        DataError,
+        match=rf"^{path}:1: the header line is malformed: column 'text' is named twice "
+        r"\(columns 1 and 3\)",
+    ):
         read_records(str(path))
-    path.write_text("text,label,,\nhi,1,,\n")          # blank names from trailing commas may repeat
+    path.write_text("text,label,,\nhi,1,,\n")  # blank names from trailing commas may repeat
     assert read_records(str(path))[0][0].values["text"] == "hi"
 
 
-@pytest.mark.parametrize("name, text, copy", [
-    ("train.json", '[{"text": "hi", "label": 1}, {"text": "yo", "label": 0}]\n', "train.jsonl"),
-    ("train.jsonl", '[\n  {"text": "hi", "label": 1},\n  {"text": "yo", "label": 0}\n]\n', "train.lines.jsonl"),
-])
+@pytest.mark.parametrize(
+    "name, text, copy",
+    [
+        ("train.json", '[{"text": "hi", "label": 1}, {"text": "yo", "label": 0}]\n', "train.jsonl"),
+        ("train.jsonl", '[\n  {"text": "hi", "label": 1},\n  {"text": "yo", "label": 0}\n]\n', "train.lines.jsonl"),
+    ],
+)
 def test_a_json_array_file_is_told_to_become_json_lines(tmp_path, name, text, copy):
     """It was 'line 1: a JSON list, not an object', or 'not valid JSON' for each line of a pretty-printed array."""
     path = tmp_path / name
     path.write_text(text)
-    with pytest.raises(DataError, match=rf"^{path}: is one JSON array, not JSON Lines .*`jq -c '\.\[\]' {path} > "
-                                        rf"{tmp_path}/{copy}`\.$"):
+    with pytest.raises(
+        DataError,
+        match=rf"^{path}: is one JSON array, not JSON Lines .*`jq -c '\.\[\]' {path} > "
+        rf"{tmp_path}/{copy}`\.$",
+    ):
         read_records(str(path), skip_bad_rows=True)
 
 
@@ -91,28 +104,40 @@ def test_a_repeated_header_line_is_a_malformed_row(tmp_path, joined):
     assert skipped == 1 and [r.values["label"] for r in records] == ["pos", "neg"]
 
 
-@pytest.mark.parametrize("name, text, separator", [
-    ("train.csv", "text;label\nfine;pos\n", ";"),           # a European spreadsheet's CSV
-    ("train.txt", "text,label\nfine,pos\n", ","),           # .txt is read as TSV
-    ("train.csv", "text\tlabel\nfine\tpos\n", "\t"),
-])
+@pytest.mark.parametrize(
+    "name, text, separator",
+    [
+        ("train.csv", "text;label\nfine;pos\n", ";"),  # a European spreadsheet's CSV
+        ("train.txt", "text,label\nfine,pos\n", ","),  # .txt is read as TSV
+        ("train.csv", "text\tlabel\nfine\tpos\n", "\t"),
+    ],
+)
 def test_a_file_separated_otherwise_than_its_extension_says_is_told_so(tmp_path, name, text, separator):
     """The error told users to pass the right column name, which no name could be."""
     path = tmp_path / name
     path.write_text(text)
     records, _ = read_records(str(path))
     holding = re.escape(repr(separator))
-    with pytest.raises(DataError, match=rf"no column 'text'; .* The header is one column holding {holding}: the file "
-                                        r"is not separated as its extension says"):
+    with pytest.raises(
+        DataError,
+        match=rf"no column 'text'; .* The header is one column holding {holding}: the file "
+        r"is not separated as its extension says",
+    ):
         select_columns(records, str(path), ["text", "label"])
 
 
-@pytest.mark.parametrize("name, text", [
-    ("test.csv", 'text,label\nfine,pos\n"open,neg\nawful,neg\n\nok,pos\n'),         # a quote never closed
-    ("dev.tsv", "text\tlabel\nfine\tpos\nbad\t\nawful\tneg\n\nok\tpos\n"),          # a row without a label
-    ("test.jsonl", '{"text": "fine", "label": "pos"}\n{"text": \n{"text": "awful", "label": "neg"}\n\n'
-                   '{"text": "ok", "label": "pos"}\n'),
-])
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("test.csv", 'text,label\nfine,pos\n"open,neg\nawful,neg\n\nok,pos\n'),  # a quote never closed
+        ("dev.tsv", "text\tlabel\nfine\tpos\nbad\t\nawful\tneg\n\nok\tpos\n"),  # a row without a label
+        (
+            "test.jsonl",
+            '{"text": "fine", "label": "pos"}\n{"text": \n{"text": "awful", "label": "neg"}\n\n'
+            '{"text": "ok", "label": "pos"}\n',
+        ),
+    ],
+)
 def test_ids_number_the_file_s_rows_across_a_skipped_one(tmp_path, name, text):
     """Without --id_column the prediction files' ids numbered the kept examples: after a row skipped with
     --skip_bad_rows, each prediction carried the id of the row before it (predictions hold no text)."""
@@ -150,7 +175,11 @@ def test_a_plain_tsv_with_quotes_is_read_one_record_per_line(tmp_path):
     path.write_text(PLAIN_TSV)
     records, skipped = read_records(str(path))
     assert skipped == 0 and [(r.line, r.values["text"], r.values["label"]) for r in records] == [
-        (2, '"Hi there', "pos"), (3, "fine", "neg"), (4, "he is 5'10\"", "pos"), (5, '"Hi," she said', "neg")]
+        (2, '"Hi there', "pos"),
+        (3, "fine", "neg"),
+        (4, "he is 5'10\"", "pos"),
+        (5, '"Hi," she said', "neg"),
+    ]
     assert read_records(str(path), quoting="none")[0] == records
 
 
@@ -180,7 +209,7 @@ def test_a_quoted_tsv_is_read_quoted(tmp_path, caplog):
     records, skipped = read_records(str(path))
     assert skipped == 0 and [list(r.values.values()) for r in records] == rows[1:]
     assert f"{path}:4: a quoted field runs from line 4 to line 5" in caplog.text
-    path.write_text(tsv_text(rows[:3]))        # quotes on single lines only: read quoted, nothing to warn of
+    path.write_text(tsv_text(rows[:3]))  # quotes on single lines only: read quoted, nothing to warn of
     assert [r.values["text"] for r in read_records(str(path))[0]] == ['He said "hi"', "a\ttab"]
 
 

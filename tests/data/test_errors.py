@@ -4,8 +4,8 @@ status 1), never a traceback; other errors keep theirs."""
 import pytest
 
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.training.checkpointing import CheckpointError
 from keras_bert_lite.runners.errors import exit_on_expected_error
+from keras_bert_lite.training.checkpointing import CheckpointError
 from keras_bert_lite.training.non_finite import NonFiniteLossError
 from keras_bert_lite.utils.errors import InputFileError
 
@@ -18,9 +18,14 @@ def test_an_expected_error_becomes_one_line(error):
     assert exit_info.value.__suppress_context__
 
 
-@pytest.mark.parametrize("error", [PermissionError(13, "Permission denied", "runs/x/flags.json"),
-                                   OSError(30, "Read-only file system", "runs/x/checkpoints"),
-                                   InputFileError("vocab.txt:3: empty token line.")])
+@pytest.mark.parametrize(
+    "error",
+    [
+        PermissionError(13, "Permission denied", "runs/x/flags.json"),
+        OSError(30, "Read-only file system", "runs/x/checkpoints"),
+        InputFileError("vocab.txt:3: empty token line."),
+    ],
+)
 def test_file_system_and_input_file_errors_are_one_line(error):
     with pytest.raises(SystemExit) as exit_info, exit_on_expected_error():
         raise error

@@ -7,7 +7,7 @@ from keras_bert_lite.data.features import length_grouped_order
 
 def epochs_of(dataset, num_epochs, steps):
     batches = [b.numpy() for b in dataset.take(num_epochs * steps)]
-    return [batches[i * steps:(i + 1) * steps] for i in range(num_epochs)]
+    return [batches[i * steps : (i + 1) * steps] for i in range(num_epochs)]
 
 
 def same(a, b):
@@ -19,12 +19,13 @@ def test_length_grouped_batches_cover_every_example_with_less_padding():
     epoch_1, epoch_2 = epochs_of(length_grouped_order(lengths, 32, seed=1), 2, 38)
     for epoch in (epoch_1, epoch_2):
         assert sorted(np.concatenate(epoch).tolist()) == list(range(1200))
-    assert same(epoch_1, epochs_of(length_grouped_order(lengths, 32, seed=1), 1, 38)[0])   # same seed: same
-    assert not same(epoch_1, epoch_2)                                                       # next epoch: new
+    assert same(epoch_1, epochs_of(length_grouped_order(lengths, 32, seed=1), 1, 38)[0])  # same seed: same
+    assert not same(epoch_1, epoch_2)  # next epoch: new
     assert not same(epoch_1, epochs_of(length_grouped_order(lengths, 32, seed=2), 1, 38)[0])
 
     def mean_padded(batches):
         return np.mean([-(-lengths[b].max() // 8) * 8 for b in batches])
+
     random_batches = np.array_split(np.random.default_rng(2).permutation(1200), 38)
     assert mean_padded(epoch_1) < 0.8 * mean_padded(random_batches)
 
@@ -51,6 +52,6 @@ def test_packed_dataset_takes_a_python_list_of_labels():
 
     segments = (tf.ragged.constant([[5] * n for n in (3, 9, 4, 12, 7)], tf.int32),)
     packer = BertPacker(16, {"cls_id": 1, "sep_id": 2, "pad_id": 0}, dynamic=True)
-    batches = list(packed_dataset(segments, [0, 1, 0, 1, 1], packer, 2, shuffle_seed=0).take(3))   # one epoch
+    batches = list(packed_dataset(segments, [0, 1, 0, 1, 1], packer, 2, shuffle_seed=0).take(3))  # one epoch
     tokens = {int(x["input_mask"][i].numpy().sum()) - 2: int(y[i]) for x, y in batches for i in range(len(y))}
     assert tokens == {3: 0, 9: 1, 4: 0, 12: 1, 7: 1}

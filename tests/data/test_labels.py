@@ -11,31 +11,65 @@ from keras_bert_lite.data.labels import class_label, regression_label
 from keras_bert_lite.data.sentences import encode_labels, float_labels, read_sentence_file, sorted_labels
 
 
-@pytest.mark.parametrize("value, name", [
-    ("neg ", "neg"), (" neg\t", "neg"), ("True", "True"), ("B-PER", "B-PER"),
-    (1, "1"), (1.0, "1"), ("1", "1"), (" 1.0 ", "1"), ("+1", "1"), ("1e0", "1"), (-0.0, "0"), ("-0", "0"),
-    (0.5, "0.5"), ("0.50", "0.5"), (10 ** 30, "1" + "0" * 30), ("1e999999", "1E+999999"),
-    (True, "true"), (False, "false"), ("true", "true"),
-])
+@pytest.mark.parametrize(
+    "value, name",
+    [
+        ("neg ", "neg"),
+        (" neg\t", "neg"),
+        ("True", "True"),
+        ("B-PER", "B-PER"),
+        (1, "1"),
+        (1.0, "1"),
+        ("1", "1"),
+        (" 1.0 ", "1"),
+        ("+1", "1"),
+        ("1e0", "1"),
+        (-0.0, "0"),
+        ("-0", "0"),
+        (0.5, "0.5"),
+        ("0.50", "0.5"),
+        (10**30, "1" + "0" * 30),
+        ("1e999999", "1E+999999"),
+        (True, "true"),
+        (False, "false"),
+        ("true", "true"),
+    ],
+)
 def test_class_names(value, name):
     assert class_label(value) == name
 
 
-@pytest.mark.parametrize("value, reason", [
-    (None, "missing"), ("", "empty"), ("  ", "empty"), ([1], "a JSON list"), ({"a": 1}, "a JSON dict"),
-    ("neg\nfine film,pos", "spans several lines"), (float("nan"), "not a finite number"),
-    ("1e99999999999999999999", "a number too large to compare"),
-])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        (None, "missing"),
+        ("", "empty"),
+        ("  ", "empty"),
+        ([1], "a JSON list"),
+        ({"a": 1}, "a JSON dict"),
+        ("neg\nfine film,pos", "spans several lines"),
+        (float("nan"), "not a finite number"),
+        ("1e99999999999999999999", "a number too large to compare"),
+    ],
+)
 def test_class_labels_refused(value, reason):
     with pytest.raises(ValueError, match=reason):
         class_label(value)
 
 
-@pytest.mark.parametrize("value, reason", [
-    ("nan", "not a finite number"), ("inf", "not a finite number"), (float("-inf"), "not a finite number"),
-    (True, "a boolean"), ("high", "not a number"), (None, "missing"),
-    ("1_000", "not a number"), ("1_0.5", "not a number"),      # float() reads them as 1000.0 and 10.5
-])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        ("nan", "not a finite number"),
+        ("inf", "not a finite number"),
+        (float("-inf"), "not a finite number"),
+        (True, "a boolean"),
+        ("high", "not a number"),
+        (None, "missing"),
+        ("1_000", "not a number"),
+        ("1_0.5", "not a number"),  # float() reads them as 1000.0 and 10.5
+    ],
+)
 def test_regression_labels_refused(value, reason):
     with pytest.raises(ValueError, match=reason):
         regression_label(value)
@@ -51,8 +85,9 @@ def write_jsonl(path, labels):
 
 
 def test_jsonl_scalars_by_value_and_csv_whitespace(tmp_path):
-    data = read_sentence_file(write_jsonl(tmp_path / "a.jsonl", [1, 1.0, "1", " 1 ", 2, True, "true"]),
-                              text_a="text", label="label")
+    data = read_sentence_file(
+        write_jsonl(tmp_path / "a.jsonl", [1, 1.0, "1", " 1 ", 2, True, "true"]), text_a="text", label="label"
+    )
     assert sorted_labels(data) == ["1", "2", "true"]
     np.testing.assert_array_equal(encode_labels(data, ["1", "2", "true"]), [0, 0, 0, 0, 1, 2, 2])
     (tmp_path / "a.csv").write_text("text,label\na,neg \nb,neg\nc, pos\n")
@@ -68,11 +103,14 @@ def test_numbers_sort_numerically(tmp_path):
     assert sorted_labels(data) == ["-1", "1.5", "2", "10"]
 
 
-@pytest.mark.parametrize("content, line, reason", [
-    ('{"text": "a", "label": "x"}\n{"text": "b", "label": null}\n{"text": "c", "label": "y"}\n', 2, "missing"),
-    ('{"text": "a", "label": "x"}\n{"text": "b", "label": "  "}\n{"text": "c", "label": "y"}\n', 2, "empty"),
-    ('{"text": "a", "label": "x"}\n{"text": "b", "label": [1]}\n{"text": "c", "label": "y"}\n', 2, "a JSON list"),
-])
+@pytest.mark.parametrize(
+    "content, line, reason",
+    [
+        ('{"text": "a", "label": "x"}\n{"text": "b", "label": null}\n{"text": "c", "label": "y"}\n', 2, "missing"),
+        ('{"text": "a", "label": "x"}\n{"text": "b", "label": "  "}\n{"text": "c", "label": "y"}\n', 2, "empty"),
+        ('{"text": "a", "label": "x"}\n{"text": "b", "label": [1]}\n{"text": "c", "label": "y"}\n', 2, "a JSON list"),
+    ],
+)
 def test_a_missing_label_is_a_bad_row_never_a_class(tmp_path, content, line, reason):
     path = tmp_path / "a.jsonl"
     path.write_text(content)
@@ -87,8 +125,11 @@ def test_a_missing_label_is_a_bad_row_never_a_class(tmp_path, content, line, rea
 def test_a_label_a_later_quote_closed_is_refused_at_its_line(tmp_path):
     path = tmp_path / "a.csv"
     path.write_text('text,label\ngreat film,"neg\nfine film,pos\nawful,neg"\nok,pos\n')
-    with pytest.raises(DataError, match=rf"^{path}:2: the label 'neg\\nfine film,pos\\nawful,neg'... spans several "
-                                        "lines: is a quote left open"):
+    with pytest.raises(
+        DataError,
+        match=rf"^{path}:2: the label 'neg\\nfine film,pos\\nawful,neg'... spans several "
+        "lines: is a quote left open",
+    ):
         read_sentence_file(str(path), text_a="text", label="label")
 
 

@@ -20,13 +20,14 @@ def packed_batch(batch=512, seq=128, seed=0):
         a = rng.integers(1, total)
         tokens = rng.integers(5, VOCAB, size=total)
         tokens[0] = rng.integers(5, 150)  # a segment starts with a word start
-        ids[row, :total + 3] = [CLS, *tokens[:a], SEP, *tokens[a:], SEP]
+        ids[row, : total + 3] = [CLS, *tokens[:a], SEP, *tokens[a:], SEP]
     return ids
 
 
 def masker(**kwargs):
-    return DynamicMasker(VOCAB, mask_id=MASK, special_ids=[PAD, CLS, SEP, MASK], continuation=CONTINUATION,
-                         max_predictions=40, **kwargs)
+    return DynamicMasker(
+        VOCAB, mask_id=MASK, special_ids=[PAD, CLS, SEP, MASK], continuation=CONTINUATION, max_predictions=40, **kwargs
+    )
 
 
 def test_rates_over_100k_maskable_tokens():
@@ -47,8 +48,7 @@ def test_rates_over_100k_maskable_tokens():
     to_mask = np.mean(after == MASK)
     kept = np.mean(after == ids[rows, positions])
     random = 1 - to_mask - kept
-    assert abs(to_mask - 0.8) <= 0.01 and abs(kept - 0.1) <= 0.01 and abs(random - 0.1) <= 0.01, (
-        to_mask, kept, random)
+    assert abs(to_mask - 0.8) <= 0.01 and abs(kept - 0.1) <= 0.01 and abs(random - 0.1) <= 0.01, (to_mask, kept, random)
     # Outside the chosen positions nothing changes; random replacements are never special tokens.
     np.testing.assert_array_equal(out["input_word_ids"][~chosen], ids[~chosen])
     assert not np.isin(out["input_word_ids"][chosen & (out["input_word_ids"] != MASK)], [PAD, CLS, SEP]).any()
@@ -85,7 +85,7 @@ def test_same_seed_same_masks_new_seed_new_masks():
 def test_short_and_empty_sequences():
     ids = np.array([[CLS, 10, SEP, PAD, PAD], [CLS, SEP, SEP, PAD, PAD]], np.int32)
     out = masker()(ids, seed=[0, 0])
-    np.testing.assert_array_equal(out["masked_lm_weights"].numpy().sum(1), [1, 0])   # >= 1 if anything maskable
+    np.testing.assert_array_equal(out["masked_lm_weights"].numpy().sum(1), [1, 0])  # >= 1 if anything maskable
     assert out["masked_lm_positions"].numpy()[0, 0] == 1
 
 

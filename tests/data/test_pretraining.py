@@ -6,8 +6,7 @@ import tensorflow as tf
 
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.data.masking import DynamicMasker
-from keras_bert_lite.data.pretraining import (expand_patterns, pretraining_dataset, split_documents,
-                                              text_file_documents)
+from keras_bert_lite.data.pretraining import expand_patterns, pretraining_dataset, split_documents, text_file_documents
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 
 
@@ -20,8 +19,16 @@ def text_stack(uncased_vocab_path):
 def make_dataset(text_stack, path, seed=0, **kwargs):
     vocab, tokenizer, packer = text_stack
     masker = DynamicMasker.from_vocab(vocab, max_predictions=20)
-    return pretraining_dataset(text_file_documents(path, seed=seed), tokenizer, packer, masker, seed=seed,
-                               window_docs=kwargs.pop("window_docs", 32), shuffle_buffer=500, **kwargs)
+    return pretraining_dataset(
+        text_file_documents(path, seed=seed),
+        tokenizer,
+        packer,
+        masker,
+        seed=seed,
+        window_docs=kwargs.pop("window_docs", 32),
+        shuffle_buffer=500,
+        **kwargs,
+    )
 
 
 def take(dataset, n):
@@ -43,7 +50,10 @@ def test_a_file_whose_name_has_glob_characters_is_that_file(tmp_path):
     for name in ("wiki[2024].txt", "a.txt", "b.txt"):
         (tmp_path / name).write_text("x\n")
     assert expand_patterns(f"{tmp_path}/wiki[2024].txt,{tmp_path}/[ab].txt") == [
-        f"{tmp_path}/a.txt", f"{tmp_path}/b.txt", f"{tmp_path}/wiki[2024].txt"]
+        f"{tmp_path}/a.txt",
+        f"{tmp_path}/b.txt",
+        f"{tmp_path}/wiki[2024].txt",
+    ]
 
 
 def test_examples_on_real_text(text_stack, pydoc_corpus):
@@ -99,8 +109,7 @@ def test_each_pass_over_the_data_draws_new_masks(text_stack, tmp_path, pydoc_cor
         key = unmasked[i].tobytes()
         if key in seen:
             repeats += 1
-            same_mask += np.array_equal(features["masked_lm_positions"][seen[key]],
-                                        features["masked_lm_positions"][i])
+            same_mask += np.array_equal(features["masked_lm_positions"][seen[key]], features["masked_lm_positions"][i])
         seen[key] = i
     assert repeats >= 50
     assert same_mask / repeats < 0.1, (same_mask, repeats)

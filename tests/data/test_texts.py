@@ -18,7 +18,7 @@ def test_every_line_of_a_txt_file_is_a_text(tmp_path, caplog):
         texts = read_texts(str(path))
     assert texts.texts == ["first", "", "  \tthird with a tab", "last"] and texts.lines == [1, 2, 3, 4]
     assert "corpus.txt: 1 blank lines (the first: line 2) are embedded as texts" in caplog.text
-    (tmp_path / "corpus.txt.gz").write_bytes(gzip.compress(b"one\ntwo"))      # no final line break
+    (tmp_path / "corpus.txt.gz").write_bytes(gzip.compress(b"one\ntwo"))  # no final line break
     assert read_texts(str(tmp_path / "corpus.txt.gz")).texts == ["one", "two"]
 
 
@@ -40,19 +40,31 @@ def test_a_column_of_a_table_or_json_lines(tmp_path):
     assert (texts.texts, texts.lines) == (["a\tb\nc", ""], [1, 3])
 
 
-@pytest.mark.parametrize("name, content, column, says", [
-    ("in.jsonl", '{"text": "fine"}\n{"text": null}\n', "text",
-     "in.jsonl:2: field 'text' is null, not text; write it as a JSON string (in double quotes)."),
-    ("in.jsonl", '{"text": "fine"}\n{"text": [1, 2]}\n', "text", "in.jsonl:2: field 'text' is [1, 2], not text"),
-    ("in.jsonl", '{"text": "fine"}\n{"body": "x"}\n', "text", "in.jsonl:2: no field 'text' in this row"),
-    ("in.csv", "review\nfine\n", "text", "in.csv: no column 'text'; the columns are ['review']. Pass the column "
-                                         "that holds the texts (--text_column)."),
-    ("in.txt", "", "text", "in.txt: no texts; pass a file with one text per line (.txt) or per row."),
-    ("in.jsonl", "\n\n", "text", "in.jsonl: no texts;"),
-    ("in.csv", "text\n", "text", "in.csv: no texts;"),
-])
+@pytest.mark.parametrize(
+    "name, content, column, says",
+    [
+        (
+            "in.jsonl",
+            '{"text": "fine"}\n{"text": null}\n',
+            "text",
+            "in.jsonl:2: field 'text' is null, not text; write it as a JSON string (in double quotes).",
+        ),
+        ("in.jsonl", '{"text": "fine"}\n{"text": [1, 2]}\n', "text", "in.jsonl:2: field 'text' is [1, 2], not text"),
+        ("in.jsonl", '{"text": "fine"}\n{"body": "x"}\n', "text", "in.jsonl:2: no field 'text' in this row"),
+        (
+            "in.csv",
+            "review\nfine\n",
+            "text",
+            "in.csv: no column 'text'; the columns are ['review']. Pass the column "
+            "that holds the texts (--text_column).",
+        ),
+        ("in.txt", "", "text", "in.txt: no texts; pass a file with one text per line (.txt) or per row."),
+        ("in.jsonl", "\n\n", "text", "in.jsonl: no texts;"),
+        ("in.csv", "text\n", "text", "in.csv: no texts;"),
+    ],
+)
 def test_bad_input_is_one_error_naming_where_and_the_fix(tmp_path, name, content, column, says):
     (tmp_path / name).write_text(content)
     with pytest.raises(DataError) as raised:
         read_texts(str(tmp_path / name), column=column)
-    assert str(raised.value).startswith(f"{tmp_path / name}{says[len(name):]}")
+    assert str(raised.value).startswith(f"{tmp_path / name}{says[len(name) :]}")

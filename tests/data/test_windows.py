@@ -45,8 +45,12 @@ def test_windows_and_max_context_equal_the_reference_loops():
         expected = _reference_windows(n, room, stride)
         assert list(zip(start[rows], length[rows])) == expected, (n, room, stride)
         for w, row in enumerate(rows):
-            assert flags[row] == [_reference_is_max_context(expected, w, start[row] + k)
-                                  for k in range(length[row])], (n, room, stride, w)
+            assert flags[row] == [_reference_is_max_context(expected, w, start[row] + k) for k in range(length[row])], (
+                n,
+                room,
+                stride,
+                w,
+            )
 
 
 def test_tokens_merge_and_pool():
@@ -54,8 +58,13 @@ def test_tokens_merge_and_pool():
     windows = cut_windows(ids.row_lengths(), room=4, stride=2)
     assert windows.tokens(ids).to_list() == [[1, 2, 3, 4], [3, 4, 5, 6], [5, 6, 7], [], [8, 9]]
     # Each token from the window where it has the most context: 3 has 1 on either side in the first, 0 in the second.
-    assert windows.max_context().to_list() == [[True, True, True, False], [False, True, True, False],
-                                               [False, True, True], [], [True, True]]
+    assert windows.max_context().to_list() == [
+        [True, True, True, False],
+        [False, True, True, False],
+        [False, True, True],
+        [],
+        [True, True],
+    ]
     labels = windows.tokens(ids) * 10 + tf.ragged.constant([[0] * 4, [1] * 4, [2] * 3, [], [0] * 2], tf.int32)
     assert windows.merge(labels).to_list() == [[10, 20, 30, 41, 51, 62, 72], [], [80, 90]]
     logits = tf.constant([[1.0, 0.0], [3.0, 4.0], [5.0, -4.0], [7.0, 7.0], [0.5, 0.5]])

@@ -47,8 +47,9 @@ def models(tmp_path_factory):
         "core": save_module(toy, str(root / "core"), toy.signatures()),
         "bert_tokenizer": save_module(tokenizer, str(root / "bert_tokenizer"), tokenizer_signatures),
         "round_robin": save_module(trimmer, str(root / "round_robin"), {"serving_default": trimmer.serve}),
-        "numpy_function": save_module(numpy_function, str(root / "numpy_function"),
-                                      {"serving_default": numpy_function.serve}),
+        "numpy_function": save_module(
+            numpy_function, str(root / "numpy_function"), {"serving_default": numpy_function.serve}
+        ),
     }
 
 
@@ -111,9 +112,14 @@ def test_command_line_exit_codes(models, capsys):
 
 
 def test_module_entry_point(models):
-    result = subprocess.run([sys.executable, "-m", "keras_bert_lite.export.audit", models["round_robin"]],
-                            capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
-                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"})
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_bert_lite.export.audit", models["round_robin"]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
     assert result.returncode == 1, result.stderr
     assert "TFText>RoundRobinTrim" in result.stdout
     assert "RuntimeWarning" not in result.stderr

@@ -19,8 +19,8 @@ from keras_bert_lite.export.audit import audit_saved_model
 from keras_bert_lite.export.exporter import export_saved_model
 from keras_bert_lite.runners import export as export_cli
 from keras_bert_lite.runners.errors import SettingsError
-from keras_bert_lite.serving import ServingClient, ServingClientError
 from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, read_embedding_settings
+from keras_bert_lite.serving import ServingClient, ServingClientError
 from keras_bert_lite.serving.client_cli import main as client_main
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from tests.conftest import GOLDEN_DIR
@@ -45,8 +45,9 @@ def golden():
 def minilm_export(minilm_dir, tmp_path_factory):
     """all-MiniLM-L6-v2 exported by kbl-export straight from its checkpoint, for stock TF Serving."""
     base = tmp_path_factory.mktemp("minilm") / "exports"
-    path = export_cli.run(export_cli.parse_args(["--model", minilm_dir, "--task_type", "embedding",
-                                                 "--model_base_path", str(base)]))
+    path = export_cli.run(
+        export_cli.parse_args(["--model", minilm_dir, "--task_type", "embedding", "--model_base_path", str(base)])
+    )
     return base, path
 
 
@@ -78,14 +79,31 @@ def test_minilm_served_by_kbl_serve_and_printed_by_kbl_client(minilm_export, gol
             np.testing.assert_allclose(vectors, expected, atol=1e-5, rtol=0)
             # the same function; another batch pads to other widths, so the last bits may differ
             np.testing.assert_allclose(client.embed(texts[:3], signature="embed"), vectors[:3], atol=1e-6, rtol=0)
-            with pytest.raises(ServingClientError, match=r"signature 'preprocess' has no output \['embeddings'\]; "
-                                                         r"its outputs are \['input_mask'"):
+            with pytest.raises(
+                ServingClientError,
+                match=r"signature 'preprocess' has no output \['embeddings'\]; "
+                r"its outputs are \['input_mask'",
+            ):
                 client.embed(["x"], signature="preprocess")
-        lines = [t for t in texts if t.strip() and "\n" not in t]      # kbl-client skips blank lines
+        lines = [t for t in texts if t.strip() and "\n" not in t]  # kbl-client skips blank lines
         (tmp_path / "texts.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
         capsys.readouterr()
-        assert client_main(["--model_name", "minilm", "--server", server.address, "--batch_size", "32",
-                            "--timeout", "120", str(tmp_path / "texts.txt")]) == 0
+        assert (
+            client_main(
+                [
+                    "--model_name",
+                    "minilm",
+                    "--server",
+                    server.address,
+                    "--batch_size",
+                    "32",
+                    "--timeout",
+                    "120",
+                    str(tmp_path / "texts.txt"),
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
     finally:
         server.kill()
@@ -95,7 +113,7 @@ def test_minilm_served_by_kbl_serve_and_printed_by_kbl_client(minilm_export, gol
     printed = np.array([r["embedding"] for r in records], dtype=np.float32)
     np.testing.assert_allclose(printed, expected[[texts.index(t) for t in lines]], atol=1e-5, rtol=0)
     numbers = re.findall(r"(\d+)\.(\d+)", out.split('"embedding"')[1])
-    assert max(len((whole + fraction).lstrip("0")) for whole, fraction in numbers) <= 9   # no 0.10000000149011612
+    assert max(len((whole + fraction).lstrip("0")) for whole, fraction in numbers) <= 9  # no 0.10000000149011612
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +123,14 @@ def vocab(uncased_vocab_path):
 
 @pytest.fixture(scope="module")
 def tiny_embedder(vocab):
-    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
-                            max_position_embeddings=64)
+    config = kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     return kbl.build_embedder(config, pooling=("cls", "mean"), normalize=True)
 
 
@@ -126,13 +150,14 @@ def embedder_run(directory, embedder, vocab):
 
 def test_a_runs_embedder_exports_as_trained(tiny_embedder, vocab, tmp_path, capsys):
     run = embedder_run(tmp_path / "run", tiny_embedder, vocab)
-    path = export_cli.run(export_cli.parse_args(["--model", str(run), "--model_base_path", str(tmp_path / "out"),
-                                                 "--target", "portable"]))
+    path = export_cli.run(
+        export_cli.parse_args(["--model", str(run), "--model_base_path", str(tmp_path / "out"), "--target", "portable"])
+    )
     assert "signatures serving_default, preprocess, encode, embed" in capsys.readouterr().out
     out = tf.saved_model.load(path).signatures["serving_default"](text=tf.constant(TEXTS))["embeddings"].numpy()
-    assert out.shape == (len(TEXTS), 64)                                         # cls + mean of 32
+    assert out.shape == (len(TEXTS), 64)  # cls + mean of 32
     np.testing.assert_allclose(out, in_python(tiny_embedder, vocab, TEXTS, 16), atol=1e-5, rtol=0)
-    assert not np.allclose(out, in_python(tiny_embedder, vocab, TEXTS, 64), atol=1e-3)   # "x " * 40 cut at 16
+    assert not np.allclose(out, in_python(tiny_embedder, vocab, TEXTS, 64), atol=1e-3)  # "x " * 40 cut at 16
 
 
 def test_task_type_embedding_mean_pools_a_pretraining_runs_encoder(tiny_embedder, vocab, tmp_path):
@@ -141,14 +166,37 @@ def test_task_type_embedding_mean_pools_a_pretraining_runs_encoder(tiny_embedder
     encoder = tiny_embedder.get_layer("encoder")
     encoder.save(run / "encoder.keras")
     vocab.save(str(run / "vocab.txt"))
-    path = export_cli.run(export_cli.parse_args(["--model", str(run), "--task_type", "embedding", "--target",
-                                                 "portable", "--model_base_path", str(tmp_path / "out")]))
-    assert json.load(open(os.path.join(path, "assets.extra", "task.json")))["seq_length"] == 64   # its positions
+    path = export_cli.run(
+        export_cli.parse_args(
+            [
+                "--model",
+                str(run),
+                "--task_type",
+                "embedding",
+                "--target",
+                "portable",
+                "--model_base_path",
+                str(tmp_path / "out"),
+            ]
+        )
+    )
+    assert json.load(open(os.path.join(path, "assets.extra", "task.json")))["seq_length"] == 64  # its positions
     out = tf.saved_model.load(path).signatures["embed"](text=tf.constant(TEXTS))["embeddings"].numpy()
     np.testing.assert_allclose(out, in_python(kbl.build_embedder(encoder), vocab, TEXTS, 64), atol=1e-5, rtol=0)
     with pytest.raises(SettingsError, match="export failed: An embedding model takes one text"):
-        export_cli.run(export_cli.parse_args(["--model", str(run), "--task_type", "embedding", "--pair",
-                                              "--model_base_path", str(tmp_path / "pairs")]))
+        export_cli.run(
+            export_cli.parse_args(
+                [
+                    "--model",
+                    str(run),
+                    "--task_type",
+                    "embedding",
+                    "--pair",
+                    "--model_base_path",
+                    str(tmp_path / "pairs"),
+                ]
+            )
+        )
     assert not (tmp_path / "pairs").exists()
 
 
@@ -160,23 +208,41 @@ def test_a_runs_embedder_exports_for_sentence_transformers(tiny_embedder, vocab,
     export_cli.run(export_cli.parse_args(["--model", str(run), "--model_base_path", hf, "--target", "hf"]))
     assert "vocab.txt; sentence-transformers: modules.json)" in capsys.readouterr().out
     assert read_embedding_settings(hf) == EmbeddingSettings(("cls", "mean"), normalize=True, max_seq_length=16)
-    np.testing.assert_allclose(in_python(kbl.load_embedder(hf), vocab, TEXTS, 16),
-                               in_python(tiny_embedder, vocab, TEXTS, 16), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(
+        in_python(kbl.load_embedder(hf), vocab, TEXTS, 16),
+        in_python(tiny_embedder, vocab, TEXTS, 16),
+        atol=1e-6,
+        rtol=0,
+    )
 
 
 def test_minilm_checkpoint_exports_for_sentence_transformers_with_its_settings(minilm_dir, tmp_path):
     hf = str(tmp_path / "hf")
-    export_cli.run(export_cli.parse_args(["--model", minilm_dir, "--task_type", "embedding", "--target", "hf",
-                                          "--model_base_path", hf]))
+    export_cli.run(
+        export_cli.parse_args(
+            ["--model", minilm_dir, "--task_type", "embedding", "--target", "hf", "--model_base_path", hf]
+        )
+    )
     assert read_embedding_settings(hf) == embedding_settings(minilm_dir) == EmbeddingSettings(("mean",), True, 256)
 
 
-@pytest.mark.parametrize("model, spec, problem", [
-    ("embedder", TaskSpec("encoder", True, 16), r"model 'embedder' is an embedder \(build_embedder\): export it "
-                                                r"with task_type 'embedding'"),
-    ("encoder", TaskSpec("embedding", True, 16), r"task_type 'embedding' needs an embedder \(build_embedder, "
-                                                 r"load_embedder\); model 'encoder' has no pooling layer"),
-])
+@pytest.mark.parametrize(
+    "model, spec, problem",
+    [
+        (
+            "embedder",
+            TaskSpec("encoder", True, 16),
+            r"model 'embedder' is an embedder \(build_embedder\): export it "
+            r"with task_type 'embedding'",
+        ),
+        (
+            "encoder",
+            TaskSpec("embedding", True, 16),
+            r"task_type 'embedding' needs an embedder \(build_embedder, "
+            r"load_embedder\); model 'encoder' has no pooling layer",
+        ),
+    ],
+)
 def test_the_task_type_must_match_the_model(tiny_embedder, vocab, tmp_path, model, spec, problem):
     model = tiny_embedder if model == "embedder" else tiny_embedder.get_layer("encoder")
     with pytest.raises(ValueError, match=problem):

@@ -12,16 +12,22 @@ import pytest
 import tensorflow as tf
 
 import keras_bert_lite as kbl
+from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.export.audit import audit_saved_model
 from keras_bert_lite.export.exporter import ExportRefusedError, export_saved_model, versions
 from keras_bert_lite.export.serving_module import ServingModule
-from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.runners import export as export_cli
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from tests.serving.server_process import ServerProcess
 
-TEXTS = ["The quick brown fox jumps over the lazy dog.", "Naïve café in São Paulo — 東京!", "", "x" * 150,
-         "Control\x00chars\u200b and\ttabs", "short"]
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Naïve café in São Paulo — 東京!",
+    "",
+    "x" * 150,
+    "Control\x00chars\u200b and\ttabs",
+    "short",
+]
 QUESTIONS = ["What jumps?", "Where?", "?", "y", "Which chars?", "q"]
 
 
@@ -40,8 +46,14 @@ def vocab(uncased_vocab_path):
 def trained_classifier(vocab):
     """A tiny classifier trained a few steps on real text (the labels need not be learnable here)."""
     keras.utils.set_random_seed(0)
-    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
-                            max_position_embeddings=64)
+    config = kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = kbl.build_classifier(config, num_classes=3)
     tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(32, vocab=vocab)
     x = packer(tokenizer.tokenize(tf.constant(TEXTS * 8)))
@@ -76,9 +88,13 @@ def test_fresh_process_outputs_equal_the_in_python_model(trained_classifier, voc
     model, spec = trained_classifier
     path = export_saved_model(model, spec, vocab, str(tmp_path / "cls"), target=target)
     assert audit_saved_model(path, target).ok
-    run = subprocess.run([sys.executable, "-c", _FRESH_PROCESS, path, target, json.dumps(TEXTS)],
-                         capture_output=True, text=True, timeout=300,
-                         env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn})
+    run = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS, path, target, json.dumps(TEXTS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.split("RESULT ")[-1])
     assert result["tf_text_imported"] == (target == "tf-serving")
@@ -101,8 +117,14 @@ def test_classifier_signatures(trained_classifier, vocab, tmp_path):
     reference = model.get_layer("encoder")(expected, training=False)
     np.testing.assert_allclose(encoded["pooled_output"], reference["pooled_output"], atol=1e-5)
     assert encoded["encoder_outputs"].shape == (2, len(TEXTS), 32, 32)
-    examples = [tf.train.Example(features=tf.train.Features(feature={"text": tf.train.Feature(
-        bytes_list=tf.train.BytesList(value=[t.encode()]))})).SerializeToString() for t in TEXTS]
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode()]))}
+            )
+        ).SerializeToString()
+        for t in TEXTS
+    ]
     classified = loaded.signatures["classify"](inputs=tf.constant(examples))
     served = loaded.signatures["serving_default"](text=texts)
     np.testing.assert_allclose(classified["scores"], served["probabilities"], atol=1e-6)
@@ -111,15 +133,26 @@ def test_classifier_signatures(trained_classifier, vocab, tmp_path):
     assert len(loaded(expected)["encoder_outputs"]) == 2
     # A request's ids are checked (tests/export/test_tf_hub.py has each check): an id past the vocabulary.
     bad = dict(packed, input_word_ids=tf.tensor_scatter_nd_update(packed["input_word_ids"], [[1, 2]], [len(vocab)]))
-    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"input_word_ids holds\] \[{len(vocab)}\] "
-                                                             r"\[at \[row, position\]\] \[\[1 2\]\]"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=rf"input_word_ids holds\] \[{len(vocab)}\] "
+        r"\[at \[row, position\]\] \[\[1 2\]\]",
+    ):
         loaded.signatures["encode"](**bad)
 
 
 @pytest.fixture(scope="module")
 def tiny_encoder(vocab):
-    return kbl.build_encoder(kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4,
-                                            intermediate_size=64, max_position_embeddings=64))
+    return kbl.build_encoder(
+        kbl.BertConfig(
+            vocab_size=len(vocab),
+            hidden_size=32,
+            num_layers=2,
+            num_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+    )
 
 
 def test_token_classifier_labels_whitespace_words_by_their_first_piece(tiny_encoder, vocab, tmp_path):
@@ -134,7 +167,7 @@ def test_token_classifier_labels_whitespace_words_by_their_first_piece(tiny_enco
     label_ids = model(BertPacker(32, vocab=vocab)(tokens.ids), training=False).numpy().argmax(-1)
     for row, text in enumerate(texts):
         raw, at, spans = text.encode(), 0, []
-        for word in text.split():                                       # the whitespace words' byte spans
+        for word in text.split():  # the whitespace words' byte spans
             at = raw.index(word.encode(), at)
             spans.append((at, at + len(word.encode())))
             at = spans[-1][1]
@@ -142,13 +175,22 @@ def test_token_classifier_labels_whitespace_words_by_their_first_piece(tiny_enco
         pieces = [[i for i, s in enumerate(starts) if a <= s < b] for a, b in spans]
         whole = [(span, p) for span, p in zip(spans, pieces) if p[-1] < 30]
         real = out["word_starts"][row] >= 0
-        assert [(s, e) for s, e in zip(out["word_starts"][row][real], out["word_ends"][row][real])] == \
-            [span for span, _ in whole]
+        assert [(s, e) for s, e in zip(out["word_starts"][row][real], out["word_ends"][row][real])] == [
+            span for span, _ in whole
+        ]
         assert [w.decode() for w in out["words"][row][real]] == [raw[a:b].decode() for (a, b), _ in whole]
-        assert [w.decode() for w in out["word_labels"][row][real]] == \
-            [spec.labels[label_ids[row, p[0] + 1]] for _, p in whole]          # first-piece labels
-    assert [w.decode() for w in out["words"][0] if w] == ["The", "U.S.", "office", "of", "Hewlett-Packard,", "in",
-                                                         "Zu\u0308rich."]
+        assert [w.decode() for w in out["word_labels"][row][real]] == [
+            spec.labels[label_ids[row, p[0] + 1]] for _, p in whole
+        ]  # first-piece labels
+    assert [w.decode() for w in out["words"][0] if w] == [
+        "The",
+        "U.S.",
+        "office",
+        "of",
+        "Hewlett-Packard,",
+        "in",
+        "Zu\u0308rich.",
+    ]
     assert (out["word_starts"][2] >= 0).sum() == 10
 
 
@@ -156,8 +198,10 @@ def test_span_labeler_answers_from_the_context(tiny_encoder, vocab, tmp_path):
     model = kbl.build_span_labeler(tiny_encoder)
     spec = TaskSpec("span", True, 32, text_fields=("text", "text_b"))
     loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path / "qa"), target="portable"))
-    out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](
-        text=tf.constant(QUESTIONS), text_b=tf.constant(TEXTS)).items()}
+    out = {
+        k: v.numpy()
+        for k, v in loaded.signatures["serving_default"](text=tf.constant(QUESTIONS), text_b=tf.constant(TEXTS)).items()
+    }
     for q, context, answer, start, end in zip(QUESTIONS, TEXTS, out["answer"], out["start"], out["end"]):
         if context:
             assert 0 <= start < end <= len(context.encode()) and context.encode()[start:end] == answer
@@ -170,16 +214,17 @@ def test_span_exports_cut_questions_and_answers_as_the_run_did(tiny_encoder, voc
     long_question = "what is the name of the animal that jumps over the dog"
     contexts = tf.constant(["the quick brown fox jumps over the lazy dog"] * 2)
 
-    def serve(questions, **settings):      # the module the export saves (test_span_labeler_* saves one)
+    def serve(questions, **settings):  # the module the export saves (test_span_labeler_* saves one)
         spec = TaskSpec("span", True, 32, text_fields=("text", "text_b"), **settings)
         out = ServingModule(model, spec, vocab, variant="portable")._serve(tf.constant(questions), contexts)
         return out["answer"].numpy().tolist(), out["score"].numpy()
+
     # max_query_length 4 keeps "what is the name" of the question, as the run's windows did.
     cut, cut_scores = serve([long_question, "what is the name"], max_query_length=4, max_answer_length=1)
     assert cut[0] == cut[1] and np.allclose(cut_scores[0], cut_scores[1], atol=1e-5)
-    assert all(b" " not in answer for answer in cut)                           # one-token answers
+    assert all(b" " not in answer for answer in cut)  # one-token answers
     _, whole_scores = serve([long_question, "what is the name"])
-    assert not np.allclose(whole_scores[0], whole_scores[1], atol=1e-5)   # without it, the whole question counts
+    assert not np.allclose(whole_scores[0], whole_scores[1], atol=1e-5)  # without it, the whole question counts
 
 
 def test_regression_and_encoder(tiny_encoder, vocab, tmp_path):
@@ -187,12 +232,14 @@ def test_regression_and_encoder(tiny_encoder, vocab, tmp_path):
     spec = TaskSpec("regression", True, 32, text_fields=("text", "text_b"))
     loaded = tf.saved_model.load(export_saved_model(regression, spec, vocab, str(tmp_path / "sts"), target="portable"))
     score = loaded.signatures["serving_default"](text=tf.constant(QUESTIONS), text_b=tf.constant(TEXTS))["score"]
-    packed = BertPacker(32, vocab=vocab)(*(BertTokenizer(vocab, lower_case=True).tokenize(tf.constant(t))
-                                          for t in (QUESTIONS, TEXTS)))
+    packed = BertPacker(32, vocab=vocab)(
+        *(BertTokenizer(vocab, lower_case=True).tokenize(tf.constant(t)) for t in (QUESTIONS, TEXTS))
+    )
     np.testing.assert_allclose(score, regression(packed, training=False)[:, 0], atol=1e-5)
     spec = TaskSpec("encoder", True, 32)
-    loaded = tf.saved_model.load(export_saved_model(tiny_encoder, spec, vocab, str(tmp_path / "enc"),
-                                                    target="portable"))
+    loaded = tf.saved_model.load(
+        export_saved_model(tiny_encoder, spec, vocab, str(tmp_path / "enc"), target="portable")
+    )
     out = loaded.signatures["serving_default"](text=tf.constant(TEXTS))
     assert out["sequence_output"].shape == (len(TEXTS), 32, 32) and out["pooled_output"].shape == (len(TEXTS), 32)
 
@@ -215,51 +262,87 @@ def test_export_failing_its_audit_is_refused_and_writes_nothing(trained_classifi
     base = str(tmp_path / "refused")
     with pytest.raises(ExportRefusedError, match="FastWordpieceTokenizeWithOffsets") as err:
         export_saved_model(model, spec, vocab, base, target="portable", variant="default")
-    assert "wordpiece" in str(err.value).lower()      # names where the op comes from
+    assert "wordpiece" in str(err.value).lower()  # names where the op comes from
     assert os.listdir(base) == []
 
 
-@pytest.mark.parametrize("change, problem", [
-    ({"seq_length": 65}, r"seq_length 65 is longer than the model's 64 positions \(max_position_embeddings\); "
-                         "export with seq_length 64 or less"),
-    ({"labels": ("neg", "pos")}, r"2 labels \['neg', 'pos'\] for a model with 3 outputs; give one label name per "
-                                 "output"),
-    ({"version": -3}, "version -3: TF Serving serves versions 0 to 9223372036854775807"),
-    ({"version": 2**63}, f"version {2**63}: TF Serving serves versions 0 to"),
-])
-def test_exports_the_model_cannot_serve_are_refused_and_write_nothing(trained_classifier, vocab, tmp_path, change,
-                                                                        problem):
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (
+            {"seq_length": 65},
+            r"seq_length 65 is longer than the model's 64 positions \(max_position_embeddings\); "
+            "export with seq_length 64 or less",
+        ),
+        (
+            {"labels": ("neg", "pos")},
+            r"2 labels \['neg', 'pos'\] for a model with 3 outputs; give one label name per "
+            "output",
+        ),
+        ({"version": -3}, "version -3: TF Serving serves versions 0 to 9223372036854775807"),
+        ({"version": 2**63}, f"version {2**63}: TF Serving serves versions 0 to"),
+    ],
+)
+def test_exports_the_model_cannot_serve_are_refused_and_write_nothing(
+    trained_classifier, vocab, tmp_path, change, problem
+):
     model, spec = trained_classifier
     version = change.pop("version", None)
     base = tmp_path / "refused"
     with pytest.raises(ValueError, match=problem):
-        export_saved_model(model, dataclasses.replace(spec, **change), vocab, str(base), target="portable",
-                           version=version)
+        export_saved_model(
+            model, dataclasses.replace(spec, **change), vocab, str(base), target="portable", version=version
+        )
     assert not base.exists()
 
 
 def test_text_pairs_for_a_model_with_one_segment_type_are_refused(vocab, tmp_path):
-    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=4, intermediate_size=64,
-                            max_position_embeddings=64, type_vocab_size=1)
-    spec = TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos"),
-                    text_fields=("text", "text_b"))
-    with pytest.raises(ValueError, match=r"text pairs give the second text segment id 1, but the model has 1 "
-                                         r"segment type \(type_vocab_size\): export it for single texts"):
-        export_saved_model(kbl.build_classifier(config, num_classes=2), spec, vocab, str(tmp_path / "out"),
-                           target="portable")
+    config = kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=1,
+        num_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=1,
+    )
+    spec = TaskSpec(
+        "classification", lower_case=True, seq_length=32, labels=("neg", "pos"), text_fields=("text", "text_b")
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"text pairs give the second text segment id 1, but the model has 1 "
+        r"segment type \(type_vocab_size\): export it for single texts",
+    ):
+        export_saved_model(
+            kbl.build_classifier(config, num_classes=2), spec, vocab, str(tmp_path / "out"), target="portable"
+        )
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_exports_a_bare_keras_classifier_with_the_override_flags(trained_classifier, uncased_vocab_path,
-                                                                      tmp_path):
+def test_cli_exports_a_bare_keras_classifier_with_the_override_flags(trained_classifier, uncased_vocab_path, tmp_path):
     model, _ = trained_classifier
     model.save(tmp_path / "classifier.keras")
-    path = export_cli.run(export_cli.parse_args([
-        "--model", str(tmp_path / "classifier.keras"), "--vocab", uncased_vocab_path, "--task_type",
-        "classification", "--labels", "neg,neutral,pos", "--model_base_path", str(tmp_path / "out"),
-        "--target", "portable"]))
+    path = export_cli.run(
+        export_cli.parse_args(
+            [
+                "--model",
+                str(tmp_path / "classifier.keras"),
+                "--vocab",
+                uncased_vocab_path,
+                "--task_type",
+                "classification",
+                "--labels",
+                "neg,neutral,pos",
+                "--model_base_path",
+                str(tmp_path / "out"),
+                "--target",
+                "portable",
+            ]
+        )
+    )
     spec = json.load(open(os.path.join(path, "assets.extra", "task.json")))
-    assert spec["seq_length"] == 64 and spec["labels"] == ["neg", "neutral", "pos"]   # 128 capped at its positions
+    assert spec["seq_length"] == 64 and spec["labels"] == ["neg", "neutral", "pos"]  # 128 capped at its positions
 
 
 @pytest.mark.slow
@@ -273,10 +356,22 @@ def test_cli_export_then_serve_over_grpc(trained_classifier, vocab, tmp_path):
     vocab.save(str(run_dir / "vocab.txt"))
     spec.save(str(run_dir / "task.json"))
     base = tmp_path / "served"
-    cli = subprocess.run([sys.executable, "export/export_saved_model.py", "--model", str(run_dir),
-                          "--model_base_path", str(base), "--target", "portable"],
-                         capture_output=True, text=True, timeout=300,
-                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "export/export_saved_model.py",
+            "--model",
+            str(run_dir),
+            "--model_base_path",
+            str(base),
+            "--target",
+            "portable",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
     assert cli.returncode == 0, cli.stderr[-3000:]
     assert versions(str(base)) == [1]
     server = ServerProcess(base, "--no_tf_text", model_name="bert")

@@ -21,7 +21,7 @@ from tests.conftest import GOLDEN_DIR
 GOLDEN = json.loads((GOLDEN_DIR / "fill_mask_goldens.json").read_text(encoding="utf-8"))
 MODEL = GOLDEN_DIR / "hf_tiny_masked_lm"
 VOCAB = Vocab.from_file(MODEL / "vocab.txt")
-CUT = "[MASK] " + "cat " * 70 + "[MASK]"          # its second mask lies past seq_length - 2 tokens
+CUT = "[MASK] " + "cat " * 70 + "[MASK]"  # its second mask lies past seq_length - 2 tokens
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +46,7 @@ def test_the_signature_gives_the_pipelines_tokens_and_scores(served):
             assert out["token_ids"][row, m].tolist() == [p["token"] for p in mask]
             assert [t.decode() for t in out["tokens"][row, m]] == [p["token_str"] for p in mask]
             assert np.abs(out["scores"][row, m] - [p["score"] for p in mask]).max() <= 1e-5
-        padding = {k: v[row, len(masks):] for k, v in out.items()}
+        padding = {k: v[row, len(masks) :] for k, v in out.items()}
         assert (padding["mask_positions"] == -1).all() and (padding["token_ids"] == -1).all()
         assert (padding["tokens"] == b"").all() and (padding["scores"] == 0).all()
     assert out["mask_positions"][1, :2].tolist() == [4, 6]
@@ -64,11 +64,18 @@ def test_preprocess_keeps_each_mask_as_the_mask_token(served):
     assert [VOCAB.tokens[i] for i in ids[:5]] == ["[CLS]", "a", "[MASK]", "b", "[SEP]"]
 
 
-@pytest.mark.parametrize("task_type, top_k, message", [
-    ("encoder", 0, r"task_type 'encoder' for model 'pretrainer': a BertPretrainer exports with task_type "
-                   r"'fill_mask'"),
-    ("fill_mask", 121, r"top_k 121 is more than the model's 120 tokens"),
-])
+@pytest.mark.parametrize(
+    "task_type, top_k, message",
+    [
+        (
+            "encoder",
+            0,
+            r"task_type 'encoder' for model 'pretrainer': a BertPretrainer exports with task_type "
+            r"'fill_mask'",
+        ),
+        ("fill_mask", 121, r"top_k 121 is more than the model's 120 tokens"),
+    ],
+)
 def test_specs_the_pretrainer_cannot_serve_are_refused(pretrainer, task_type, top_k, message):
     with pytest.raises(ValueError, match=message):
         ServingModule(pretrainer, TaskSpec(task_type, lower_case=True, seq_length=64, top_k=top_k), VOCAB)
@@ -90,8 +97,18 @@ def pretraining_run(pretrainer, run):
 
 def test_kbl_export_of_a_pretraining_run(pretrainer, tmp_path, capsys):
     run = pretraining_run(pretrainer, tmp_path / "run")
-    export_command.main(["--model", str(run), "--task_type", "fill_mask", "--top_k", "3",
-                         "--model_base_path", str(tmp_path / "exports")])
+    export_command.main(
+        [
+            "--model",
+            str(run),
+            "--task_type",
+            "fill_mask",
+            "--top_k",
+            "3",
+            "--model_base_path",
+            str(tmp_path / "exports"),
+        ]
+    )
     assert "signatures serving_default, preprocess, encode, fill_mask" in capsys.readouterr().out
     served = tf.saved_model.load(str(tmp_path / "exports" / "1"))
     out = served.signatures["fill_mask"](text=tf.constant([GOLDEN["texts"][0]]))
@@ -103,17 +120,29 @@ def test_kbl_export_of_a_pretraining_run(pretrainer, tmp_path, capsys):
 
 def test_top_k_belongs_to_fill_mask(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        export_command.main(["--model", "m", "--task_type", "classification", "--top_k", "3",
-                             "--model_base_path", str(tmp_path / "exports")])
+        export_command.main(
+            [
+                "--model",
+                "m",
+                "--task_type",
+                "classification",
+                "--top_k",
+                "3",
+                "--model_base_path",
+                str(tmp_path / "exports"),
+            ]
+        )
     assert "--top_k is a setting of --task_type fill_mask, not classification: drop it." in capsys.readouterr().err
     assert not (tmp_path / "exports").exists()
 
 
 def test_kbl_export_for_hugging_face_writes_the_pretrainer_with_its_head(pretrainer, tmp_path):
     run = pretraining_run(pretrainer, tmp_path / "run")
-    export_command.main(["--model", str(run), "--task_type", "fill_mask", "--target", "hf",
-                         "--model_base_path", str(tmp_path / "hf")])
+    export_command.main(
+        ["--model", str(run), "--task_type", "fill_mask", "--target", "hf", "--model_base_path", str(tmp_path / "hf")]
+    )
     assert json.loads((tmp_path / "hf" / "config.json").read_text())["architectures"] == ["BertForPreTraining"]
     fills = fill_mask(str(tmp_path / "hf"), GOLDEN["texts"][:2])
     assert [[list(f.token_ids) for f in masks] for masks in fills] == [
-        [[p["token"] for p in mask] for mask in masks] for masks in GOLDEN["models"]["hf_tiny_masked_lm"][:2]]
+        [[p["token"] for p in mask] for mask in masks] for masks in GOLDEN["models"]["hf_tiny_masked_lm"][:2]
+    ]

@@ -43,18 +43,23 @@ def our_outputs(name, model, golden):
         return {"logits": model(feed, training=False)}
     feed = {k: golden[k] for k in INPUTS}
     if name == "pretrainer":
-        positions = np.broadcast_to(np.arange(feed["input_word_ids"].shape[1], dtype=np.int32),
-                                    feed["input_word_ids"].shape)
+        positions = np.broadcast_to(
+            np.arange(feed["input_word_ids"].shape[1], dtype=np.int32), feed["input_word_ids"].shape
+        )
         out = model(dict(feed, masked_lm_positions=positions), training=False)
         return {"prediction_logits": out["mlm_logits"], "seq_relationship_logits": out["nsp_logits"]}
-    if name in EMBEDDERS:           # exported as BertModel: its encoder's outputs
+    if name in EMBEDDERS:  # exported as BertModel: its encoder's outputs
         model = model.get_layer("encoder")
     out = model(feed, training=False)
-    if name == "multi_label":       # the text-classification pipeline's scores: each label's sigmoid
+    if name == "multi_label":  # the text-classification pipeline's scores: each label's sigmoid
         vocab = Vocab(hf_export_models.vocab_tokens(False), lower_case=True)
         texts = BertTokenizer(vocab).tokenize(list(golden["texts"]))
-        return {"logits": out, "pipeline_scores": keras.ops.sigmoid(model(
-            BertPacker(hf_export_models.SEQ, vocab=vocab, dynamic=True)(texts), training=False))}
+        return {
+            "logits": out,
+            "pipeline_scores": keras.ops.sigmoid(
+                model(BertPacker(hf_export_models.SEQ, vocab=vocab, dynamic=True)(texts), training=False)
+            ),
+        }
     return dict(out) if isinstance(out, dict) else {"logits": out}
 
 
@@ -73,15 +78,19 @@ def test_transformers_gives_our_outputs(name, golden, tmp_path):
         assert fingerprint(tensors[key]) == pytest.approx(value, rel=1e-6, abs=1e-6), key
 
     outputs = {k: np.asarray(v) for k, v in our_outputs(name, model, golden).items()}
-    theirs = {k[len(name) + 2:]: v for k, v in golden.items()
-              if k.startswith(f"{name}__") and k.rsplit("__", 1)[1] not in ("config", "tensors", "token_ids")
-              and not k.rsplit("__", 1)[1].startswith("sentence_")}
+    theirs = {
+        k[len(name) + 2 :]: v
+        for k, v in golden.items()
+        if k.startswith(f"{name}__")
+        and k.rsplit("__", 1)[1] not in ("config", "tensors", "token_ids")
+        and not k.rsplit("__", 1)[1].startswith("sentence_")
+    }
     assert theirs and set(theirs) <= set(outputs)
     mask = golden["choice_mask" if name == "multiple_choice" else "input_mask"]
     for key, reference in theirs.items():
         ours = outputs[key]
         assert ours.shape == reference.shape, key
-        if reference.ndim >= 2 and reference.shape[:2] == mask.shape:     # per token: real tokens only
+        if reference.ndim >= 2 and reference.shape[:2] == mask.shape:  # per token: real tokens only
             ours, reference = ours[mask == 1], reference[mask == 1]
         assert np.abs(ours - reference).max() <= 1e-5, (key, float(np.abs(ours - reference).max()))
 
@@ -92,8 +101,10 @@ def test_sentence_transformers_gives_our_embeddings(name, golden, tmp_path):
     max_seq_length (6 tokens cut three of the four texts), equals our embedder on our tokenizer's ids."""
     model, kwargs, _ = hf_export_models.build(name)
     directory = hf_export_models.export(name, str(tmp_path / name))
-    files = {path: json.loads((tmp_path / name / path).read_text())
-             for path in ("modules.json", "1_Pooling/config.json", "sentence_bert_config.json")}
+    files = {
+        path: json.loads((tmp_path / name / path).read_text())
+        for path in ("modules.json", "1_Pooling/config.json", "sentence_bert_config.json")
+    }
     assert files == json.loads(str(golden[f"{name}__sentence_files"]))
     seq_length = int(golden[f"{name}__sentence_max_seq_length"])
     assert seq_length == kwargs.get("seq_length", 64)
@@ -103,15 +114,18 @@ def test_sentence_transformers_gives_our_embeddings(name, golden, tmp_path):
     assert np.abs(ours - golden[f"{name}__sentence_embeddings"]).max() <= 1e-5
 
 
-@pytest.mark.parametrize("settings, problem", [
-    ({"layers": (-2,)}, "pools other blocks than the last one alone"),
-    ({"layers": (-2, -1)}, "pools other blocks than the last one alone"),
-    ({"pooling": ("mean", "cls")}, r"sentence-transformers joins modes in the order \['cls', 'max', 'mean'"),
-])
+@pytest.mark.parametrize(
+    "settings, problem",
+    [
+        ({"layers": (-2,)}, "pools other blocks than the last one alone"),
+        ({"layers": (-2, -1)}, "pools other blocks than the last one alone"),
+        ({"pooling": ("mean", "cls")}, r"sentence-transformers joins modes in the order \['cls', 'max', 'mean'"),
+    ],
+)
 def test_embedders_sentence_transformers_cannot_express_are_refused(tiny_config, tmp_path, settings, problem):
     with pytest.raises(ValueError, match=problem):
         export_hf(build_embedder(tiny_config, **settings), str(tmp_path / "hf"))
-    assert os.listdir(tmp_path) == []                                           # nothing, not even a temporary
+    assert os.listdir(tmp_path) == []  # nothing, not even a temporary
 
 
 def test_an_embedders_seq_length_must_fit_its_positions(tiny_config, tmp_path):
@@ -129,8 +143,13 @@ def test_tokenizer_files_give_our_ids(name, golden, tmp_path):
     ours = BertTokenizer(vocab).tokenize(list(golden["texts"])).to_list()
     assert ours == json.loads(str(golden[f"{name}__token_ids"]))
     special = json.loads((tmp_path / name / "special_tokens_map.json").read_text())
-    assert special == {"pad_token": "[PAD]", "unk_token": "[UNK]", "cls_token": "[CLS]", "sep_token": "[SEP]",
-                       "mask_token": "[MASK]"}
+    assert special == {
+        "pad_token": "[PAD]",
+        "unk_token": "[UNK]",
+        "cls_token": "[CLS]",
+        "sep_token": "[SEP]",
+        "mask_token": "[MASK]",
+    }
 
 
 @pytest.mark.parametrize("name", list(hf_export_models.MODELS))
@@ -156,8 +175,7 @@ def test_exporting_real_hugging_face_weights_gives_their_files_back(minilm_dir, 
     exported again, the tensors are theirs, by name, bit for bit, and the configs agree."""
     for source, loader in ((minilm_dir, load_encoder), (str(TINY_HF), load_pretrainer)):
         out = str(tmp_path / os.path.basename(source))
-        export_hf(loader(source), out, vocab=os.path.join(minilm_dir, "vocab.txt") if loader is load_encoder
-                  else None)
+        export_hf(loader(source), out, vocab=os.path.join(minilm_dir, "vocab.txt") if loader is load_encoder else None)
         original = load_file(os.path.join(source, "model.safetensors"))
         exported = load_file(os.path.join(out, "model.safetensors"))
         original = {k: v for k, v in original.items() if not k.endswith("position_ids")}
@@ -168,8 +186,17 @@ def test_exporting_real_hugging_face_weights_gives_their_files_back(minilm_dir, 
         ours = json.loads(open(os.path.join(out, "config.json")).read())
         assert ours["architectures"] == theirs["architectures"]
         same_gelu = {"gelu_new": "gelu_pytorch_tanh"}
-        for key in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-                    "max_position_embeddings", "type_vocab_size", "layer_norm_eps", "hidden_act"):
+        for key in (
+            "vocab_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "intermediate_size",
+            "max_position_embeddings",
+            "type_vocab_size",
+            "layer_norm_eps",
+            "hidden_act",
+        ):
             assert ours[key] == same_gelu.get(theirs[key], theirs[key]), key
     tokenizer_config = json.loads((tmp_path / "model" / "tokenizer_config.json").read_text())
     assert tokenizer_config["do_lower_case"] is True and tokenizer_config["tokenizer_class"] == "BertTokenizer"
@@ -182,7 +209,8 @@ def classifier_run(directory, tiny_config, vocab_path, task_type="classification
     model = build_classifier(build_encoder(tiny_config.replace(vocab_size=30522)), 2)
     model.save(str(directory / artifacts.TASK_MODEL_FILE))
     artifacts.TaskSpec(task_type, lower_case=True, seq_length=32, labels=("neg", "pos"), **spec).save(
-        str(directory / artifacts.TASK_SPEC_FILE))
+        str(directory / artifacts.TASK_SPEC_FILE)
+    )
     Vocab.from_file(vocab_path).save(str(directory / "vocab.txt"))
     return model
 
@@ -195,14 +223,19 @@ def test_a_run_directory_exports_with_its_labels_vocab_and_casing(tiny_config, t
     assert hf_config["id2label"] == {"0": "neg", "1": "pos"} and hf_config["label2id"] == {"neg": 0, "pos": 1}
     assert hf_config["problem_type"] == "single_label_classification"
     assert json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())["do_lower_case"] is True
-    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors", "special_tokens_map.json",
-                                       "tokenizer_config.json", "vocab.txt"]
+    assert sorted(os.listdir(out)) == [
+        "config.json",
+        "model.safetensors",
+        "special_tokens_map.json",
+        "tokenizer_config.json",
+        "vocab.txt",
+    ]
 
     with pytest.raises(FileExistsError, match="not empty"):
         export_hf(str(run), out)
     export_hf(model, out, overwrite=True, labels=("a", "b"))
     assert json.loads((tmp_path / "hf" / "config.json").read_text())["id2label"] == {"0": "a", "1": "b"}
-    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]     # replaced whole
+    assert sorted(os.listdir(out)) == ["config.json", "model.safetensors"]  # replaced whole
 
 
 def test_kbl_export_target_hf(tiny_config, tmp_path, uncased_vocab_path, capsys):
@@ -240,7 +273,7 @@ def test_export_errors_name_the_fix(tiny_config, tmp_path):
         export_hf(model, str(tmp_path / "d"), vocab=unknown)
     export_hf(model, str(tmp_path / "d"), vocab=unknown, lower_case=False)
     assert json.loads((tmp_path / "d" / "tokenizer_config.json").read_text())["do_lower_case"] is False
-    assert not any(p.startswith(".") for p in os.listdir(tmp_path))             # no temporaries left
+    assert not any(p.startswith(".") for p in os.listdir(tmp_path))  # no temporaries left
 
 
 def test_a_multi_label_run_exports_as_multi_label_classification(tiny_config, tmp_path, uncased_vocab_path):

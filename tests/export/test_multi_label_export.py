@@ -32,8 +32,14 @@ def model(vocab):
     """A random tiny classifier with one output per label, its biases set so that on every text the second and
     fourth labels' probabilities exceed THRESHOLD (the second's not 0.5) and the others' do not."""
     keras.utils.set_random_seed(3)
-    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
-                            max_position_embeddings=64)
+    config = kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = kbl.build_classifier(config, num_classes=len(LABELS))
     logits = in_python_logits(model, vocab, TEXTS).mean(axis=0)
     head = model.get_layer("logits").dense
@@ -47,11 +53,18 @@ def served(model, vocab, tmp_path_factory):
     logits = in_python_logits(model, vocab, TEXTS)
     threshold = THRESHOLD
     spec = TaskSpec("multi_label", lower_case=True, seq_length=32, labels=LABELS, threshold=threshold)
-    loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path_factory.mktemp("ml") / "m"),
-                                                    target="portable"))
+    loaded = tf.saved_model.load(
+        export_saved_model(model, spec, vocab, str(tmp_path_factory.mktemp("ml") / "m"), target="portable")
+    )
     out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](text=tf.constant(TEXTS)).items()}
-    examples = [tf.train.Example(features=tf.train.Features(feature={"text": tf.train.Feature(
-        bytes_list=tf.train.BytesList(value=[t.encode()]))})).SerializeToString() for t in TEXTS]
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode()]))}
+            )
+        ).SerializeToString()
+        for t in TEXTS
+    ]
     classified = {k: v.numpy() for k, v in loaded.signatures["classify"](inputs=tf.constant(examples)).items()}
     return out, classified, logits, threshold
 
@@ -65,7 +78,7 @@ def test_probabilities_are_each_labels_sigmoid(served):
 def test_the_labels_above_the_threshold_come_first_in_label_order_then_padding(served):
     out, _, _, threshold = served
     above = out["logits"] > threshold_logit(threshold)
-    assert above.tolist() == [[False, True, False, True]] * len(TEXTS)     # as the biases say
+    assert above.tolist() == [[False, True, False, True]] * len(TEXTS)  # as the biases say
     assert out["labels"].shape == out["label_ids"].shape == (len(TEXTS), len(LABELS))
     for row, ids, names in zip(above, out["label_ids"], out["labels"]):
         want = np.flatnonzero(row).tolist()

@@ -21,10 +21,16 @@ from keras_bert_lite.export.tf_hub_layer import HubLayer
 from keras_bert_lite.runners import export as export_runner
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 
-TEXTS = ["The quick brown fox jumps over the lazy dog.", "unaffable tokenization, isn't it?", "",
-         "Naïve café in São Paulo — 東京!", "word " * 140, "x"]
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "unaffable tokenization, isn't it?",
+    "",
+    "Naïve café in São Paulo — 東京!",
+    "word " * 140,
+    "x",
+]
 ASCII_TEXTS = [t for t in TEXTS if t.isascii()]
-CLS, SEP, PAD = 101, 102, 0      # bert-base-uncased's ids
+CLS, SEP, PAD = 101, 102, 0  # bert-base-uncased's ids
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +41,16 @@ def vocab(uncased_vocab_path):
 @pytest.fixture(scope="module")
 def encoder(vocab):
     keras.utils.set_random_seed(0)
-    return kbl.build_encoder(kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4,
-                                            intermediate_size=64, max_position_embeddings=128))
+    return kbl.build_encoder(
+        kbl.BertConfig(
+            vocab_size=len(vocab),
+            hidden_size=32,
+            num_layers=2,
+            num_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=128,
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +91,7 @@ def test_encoder_call_returns_tf_hubs_outputs_equal_to_the_in_python_model(hub_e
     assert_outputs_equal(hub_encoder(inputs), encoder(inputs, training=False))
     assert_outputs_equal(hub_encoder(inputs, training=False), encoder(inputs, training=False))
     dropped = hub_encoder(inputs, training=True)["pooled_output"]
-    assert np.abs(dropped - hub_encoder(inputs)["pooled_output"]).max() > 1e-3      # training=True: dropout
+    assert np.abs(dropped - hub_encoder(inputs)["pooled_output"]).max() > 1e-3  # training=True: dropout
 
 
 def test_encoder_is_a_reusable_saved_model(hub_encoder, encoder, vocab):
@@ -99,19 +113,30 @@ def test_encoder_serving_default_has_tf_hubs_output_names(hub_encoder, encoder, 
     # tf_keras's names for TF Hub's model: "bert_encoder" + a counter over the sorted outputs (default,
     # encoder_outputs..., pooled_output, sequence_output).
     assert sorted(out) == ["bert_encoder", "bert_encoder_1", "bert_encoder_2", "bert_encoder_3", "bert_encoder_4"]
-    for name, want in [("bert_encoder", ours["pooled_output"]), ("bert_encoder_1", ours["encoder_outputs"][0]),
-                       ("bert_encoder_2", ours["encoder_outputs"][1]), ("bert_encoder_3", ours["pooled_output"]),
-                       ("bert_encoder_4", ours["sequence_output"])]:
+    for name, want in [
+        ("bert_encoder", ours["pooled_output"]),
+        ("bert_encoder_1", ours["encoder_outputs"][0]),
+        ("bert_encoder_2", ours["encoder_outputs"][1]),
+        ("bert_encoder_3", ours["pooled_output"]),
+        ("bert_encoder_4", ours["sequence_output"]),
+    ]:
         np.testing.assert_allclose(out[name], want, atol=1e-5, rtol=0)
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"input_word_ids": [[101, 40000, 102]]}, r"input_word_ids holds\] \[40000\] \[at \[row, position\]\] \[\[0 1\]\] "
-                                              r"\[outside \[0, 30522\): ids in the vocabulary"),
-    ({"input_type_ids": [[0, 0, 2]]}, r"input_type_ids holds\] \[2\] .*\[\[0 2\]\] \[outside \[0, 2\)"),
-    ({"input_mask": [[1, -1, 1]]}, r"input_mask holds\] \[-1\] .*\[outside \[0, 2\): 1 for a token, 0 for padding"),
-    ({"input_mask": [[1, 1]]}, r"input_mask has shape\] \[1 2\] \[and input_word_ids\] \[1 3\]"),
-], ids=["word id past the vocabulary", "type id 2", "mask -1", "mask shorter"])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            {"input_word_ids": [[101, 40000, 102]]},
+            r"input_word_ids holds\] \[40000\] \[at \[row, position\]\] \[\[0 1\]\] "
+            r"\[outside \[0, 30522\): ids in the vocabulary",
+        ),
+        ({"input_type_ids": [[0, 0, 2]]}, r"input_type_ids holds\] \[2\] .*\[\[0 2\]\] \[outside \[0, 2\)"),
+        ({"input_mask": [[1, -1, 1]]}, r"input_mask holds\] \[-1\] .*\[outside \[0, 2\): 1 for a token, 0 for padding"),
+        ({"input_mask": [[1, 1]]}, r"input_mask has shape\] \[1 2\] \[and input_word_ids\] \[1 3\]"),
+    ],
+    ids=["word id past the vocabulary", "type id 2", "mask -1", "mask shorter"],
+)
 def test_encoder_serving_default_names_ids_the_model_cannot_take(hub_encoder, change, message):
     """A request's ids failed deep in an op (or, for a mask of 2 or on a GPU, not at all: wrong outputs)."""
     inputs = {"input_word_ids": [[101, 2023, 102]], "input_mask": [[1, 1, 1]], "input_type_ids": [[0, 0, 0]]}
@@ -122,8 +147,11 @@ def test_encoder_serving_default_names_ids_the_model_cannot_take(hub_encoder, ch
 
 def test_encoder_serving_default_names_a_sequence_longer_than_the_position_table(hub_encoder):
     inputs = {name: tf.zeros([1, 129], tf.int32) for name in ("input_word_ids", "input_mask", "input_type_ids")}
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"the inputs have\] \[129\] \[positions; this model "
-                                                             r"takes at most 128 \(max_position_embeddings\)"):
+    with pytest.raises(
+        tf.errors.InvalidArgumentError,
+        match=r"the inputs have\] \[129\] \[positions; this model "
+        r"takes at most 128 \(max_position_embeddings\)",
+    ):
         hub_encoder.signatures["serving_default"](**inputs)
 
 
@@ -137,8 +165,11 @@ def test_preprocess_call_equals_our_tokenizer_and_packer(preprocessor, vocab):
         np.testing.assert_array_equal(out[key], want[key])
     served = preprocessor.signatures["serving_default"](sentences=tf.constant(TEXTS))
     assert sorted(served) == ["bert_pack_inputs", "bert_pack_inputs_1", "bert_pack_inputs_2"]
-    for name, key in [("bert_pack_inputs", "input_mask"), ("bert_pack_inputs_1", "input_type_ids"),
-                      ("bert_pack_inputs_2", "input_word_ids")]:
+    for name, key in [
+        ("bert_pack_inputs", "input_mask"),
+        ("bert_pack_inputs_1", "input_type_ids"),
+        ("bert_pack_inputs_2", "input_word_ids"),
+    ]:
         np.testing.assert_array_equal(served[name], want[key])
 
 
@@ -149,17 +180,24 @@ def test_tokenize_groups_wordpieces_by_word_as_tf_hub(preprocessor, vocab, uncas
     assert tokens.merge_dims(1, -1).to_list() == ours.ids.to_list()
     for row, words in zip(tokens.to_list(), ours.words.to_list()):
         assert [len(word) for word in row] == np.bincount(np.asarray(words, dtype=int), minlength=len(row)).tolist()
-    assert tokens.to_list()[1][:3] == [[14477, 20961, 3468], [19204, 3989], [1010]]   # un ##aff ##able, token ##ization
+    assert tokens.to_list()[1][:3] == [[14477, 20961, 3468], [19204, 3989], [1010]]  # un ##aff ##able, token ##ization
     # TF Hub's own tokenizer (tf_text.BertTokenizer, as text_layers.BertTokenizer calls it): same ragged ids.
     tf_hubs = tf_text.BertTokenizer(uncased_vocab_path, token_out_type=tf.int32, lower_case=True)
-    assert preprocessor.tokenize(tf.constant(ASCII_TEXTS)).to_list() == \
-        tf_hubs.tokenize(tf.constant(ASCII_TEXTS)).to_list()
+    assert (
+        preprocessor.tokenize(tf.constant(ASCII_TEXTS)).to_list()
+        == tf_hubs.tokenize(tf.constant(ASCII_TEXTS)).to_list()
+    )
     tokens, starts, limits = preprocessor.tokenize_with_offsets(tf.constant(TEXTS))
     assert starts.to_list() == tokens.with_flat_values(ours.starts.flat_values).to_list()
     assert limits.merge_dims(1, -1).to_list() == ours.ends.to_list()
     special = {k: int(v) for k, v in preprocessor.tokenize.get_special_tokens_dict().items()}
-    assert special == {"start_of_sequence_id": CLS, "end_of_segment_id": SEP, "padding_id": PAD,
-                       "mask_id": 103, "vocab_size": len(vocab)}
+    assert special == {
+        "start_of_sequence_id": CLS,
+        "end_of_segment_id": SEP,
+        "padding_id": PAD,
+        "mask_id": 103,
+        "vocab_size": len(vocab),
+    }
 
 
 def round_robin(lengths, budget):
@@ -174,23 +212,37 @@ def round_robin(lengths, budget):
 
 
 def test_bert_pack_inputs_truncates_round_robin_as_tf_hub(preprocessor):
-    first = tf.ragged.constant([[1, 2, 3, 4, 5, 6], [1, 2], [1, 2, 3, 4, 5, 6, 7, 8], [], [1, 2, 3, 4, 5], [1, 2]],
-                               tf.int32)
-    second = tf.ragged.constant([[11, 12, 13, 14], [11, 12, 13, 14, 15, 16, 17], [11], [11, 12],
-                                 [11, 12, 13, 14, 15], [11]], tf.int32)
-    out = preprocessor.bert_pack_inputs([first, second], seq_length=8)       # 5 tokens for the two segments
+    first = tf.ragged.constant(
+        [[1, 2, 3, 4, 5, 6], [1, 2], [1, 2, 3, 4, 5, 6, 7, 8], [], [1, 2, 3, 4, 5], [1, 2]], tf.int32
+    )
+    second = tf.ragged.constant(
+        [[11, 12, 13, 14], [11, 12, 13, 14, 15, 16, 17], [11], [11, 12], [11, 12, 13, 14, 15], [11]], tf.int32
+    )
+    out = preprocessor.bert_pack_inputs([first, second], seq_length=8)  # 5 tokens for the two segments
     # Written out from TF Hub's round_robin_truncate_inputs: quota_a = min(a, ceil(5/2) + relu(floor(5/2) - b)),
     # quota_b = min(b, floor(5/2) + relu(ceil(5/2) - a)).
-    np.testing.assert_array_equal(out["input_word_ids"], [
-        [CLS, 1, 2, 3, SEP, 11, 12, SEP],            # 6+4: 3 and 2
-        [CLS, 1, 2, SEP, 11, 12, 13, SEP],           # 2+7: the first keeps 2, the second takes the rest
-        [CLS, 1, 2, 3, 4, SEP, 11, SEP],             # 8+1
-        [CLS, SEP, 11, 12, SEP, PAD, PAD, PAD],      # 0+2: fits
-        [CLS, 1, 2, 3, SEP, 11, 12, SEP],            # 5+5: the first segment gets the odd token
-        [CLS, 1, 2, SEP, 11, SEP, PAD, PAD]])        # 2+1: fits
-    np.testing.assert_array_equal(out["input_type_ids"], [
-        [0, 0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0, 1, 1],
-        [0, 0, 1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1], [0, 0, 0, 0, 1, 1, 0, 0]])
+    np.testing.assert_array_equal(
+        out["input_word_ids"],
+        [
+            [CLS, 1, 2, 3, SEP, 11, 12, SEP],  # 6+4: 3 and 2
+            [CLS, 1, 2, SEP, 11, 12, 13, SEP],  # 2+7: the first keeps 2, the second takes the rest
+            [CLS, 1, 2, 3, 4, SEP, 11, SEP],  # 8+1
+            [CLS, SEP, 11, 12, SEP, PAD, PAD, PAD],  # 0+2: fits
+            [CLS, 1, 2, 3, SEP, 11, 12, SEP],  # 5+5: the first segment gets the odd token
+            [CLS, 1, 2, SEP, 11, SEP, PAD, PAD],
+        ],
+    )  # 2+1: fits
+    np.testing.assert_array_equal(
+        out["input_type_ids"],
+        [
+            [0, 0, 0, 0, 0, 1, 1, 1],
+            [0, 0, 0, 0, 1, 1, 1, 1],
+            [0, 0, 0, 0, 0, 0, 1, 1],
+            [0, 0, 1, 1, 1, 0, 0, 0],
+            [0, 0, 0, 0, 0, 1, 1, 1],
+            [0, 0, 0, 0, 1, 1, 0, 0],
+        ],
+    )
     np.testing.assert_array_equal(out["input_mask"], (out["input_word_ids"].numpy() != PAD).astype(np.int32))
 
     # The rule over all small length pairs and lengths, against the one-token-at-a-time loop.
@@ -224,7 +276,7 @@ def test_bert_pack_inputs_takes_tokenize_output_and_defaults_to_128(preprocessor
     want = BertPacker(128, vocab=vocab)(tokenizer.tokenize(premises), tokenizer.tokenize(hypotheses))
     for key in want:
         np.testing.assert_array_equal(out[key], want[key])
-    with pytest.raises(ValueError, match="matching concrete function"):      # 1 or 2 segments, as TF Hub's
+    with pytest.raises(ValueError, match="matching concrete function"):  # 1 or 2 segments, as TF Hub's
         preprocessor.bert_pack_inputs([preprocessor.tokenize(premises)] * 3)
 
 
@@ -270,14 +322,18 @@ train_ds = tf.data.Dataset.from_tensor_slices((reviews, [1, 0, 1, 0])).batch(2)
 val_ds = train_ds.take(1)
 """
 
-_LEGACY_KERAS = """
+_LEGACY_KERAS = (
+    """
 import json, os, sys
 import numpy as np
 import tensorflow as tf
 import tensorflow_hub as hub
 tfhub_handle_preprocess, tfhub_handle_encoder = sys.argv[1], sys.argv[2]
 assert tf.keras.Model.__module__.startswith("tf_keras"), tf.keras.Model.__module__
-""" + _DATA + TUTORIAL + """
+"""
+    + _DATA
+    + TUTORIAL
+    + """
 fresh = tf.saved_model.load(tfhub_handle_encoder).trainable_variables
 trained = classifier_model.get_layer("BERT_encoder").trainable_weights
 print("RESULT " + json.dumps({
@@ -287,20 +343,26 @@ print("RESULT " + json.dumps({
     "weight_change": max(float(np.abs(a.numpy() - b.numpy()).max()) for a, b in zip(fresh, trained)),
     "tensorflow_text_loaded": "tensorflow_text" in sys.modules}))
 """
+)
 
 
 def test_tutorial_runs_unchanged_with_hub_keras_layer_under_tf_keras(exported, encoder, vocab):
     """The tutorial's code as it is (hub.KerasLayer) in a tf-keras process, as TF Hub's pages run it."""
     encoder_path, preprocess_path = exported
-    run = subprocess.run([sys.executable, "-c", _LEGACY_KERAS, preprocess_path, encoder_path], capture_output=True,
-                         text=True, timeout=600, env={**os.environ, "TF_USE_LEGACY_KERAS": "1"})
+    run = subprocess.run(
+        [sys.executable, "-c", _LEGACY_KERAS, preprocess_path, encoder_path],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "TF_USE_LEGACY_KERAS": "1"},
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout.split("RESULT ")[-1])
     ours = encoder(packed(vocab, ["this is such an amazing movie!"]), training=False)
     assert_outputs_equal(result["bert_results"], ours)
     assert np.isfinite(result["loss"]).all()
     assert result["weights"] == len(encoder.trainable_weights) and result["weight_change"] > 0
-    assert not result["tensorflow_text_loaded"]        # the portable preprocessor needs no tensorflow_text
+    assert not result["tensorflow_text_loaded"]  # the portable preprocessor needs no tensorflow_text
 
 
 def test_tutorial_runs_with_hub_layer_under_keras_3(exported, encoder, vocab):
@@ -308,7 +370,7 @@ def test_tutorial_runs_with_hub_layer_under_keras_3(exported, encoder, vocab):
     in a list, which Keras 3's compile requires of any model)."""
     namespace = {"HubLayer": HubLayer, "tfhub_handle_preprocess": exported[1], "tfhub_handle_encoder": exported[0]}
     code = TUTORIAL.replace("hub.KerasLayer", "HubLayer").replace("metrics=metrics", "metrics=[metrics]")
-    exec(_DATA + code, namespace)          # noqa: S102
+    exec(_DATA + code, namespace)  # noqa: S102
     assert_outputs_equal(namespace["bert_results"], encoder(packed(vocab, namespace["text_test"]), training=False))
     model, history = namespace["classifier_model"], namespace["history"]
     assert isinstance(model, keras.Model) and np.isfinite(history.history["loss"]).all()
@@ -329,8 +391,11 @@ def test_export_writes_an_audited_versioned_pair_and_never_overwrites(encoder, v
     with pytest.raises(FileExistsError):
         export_tf_hub(encoder, vocab, base, version=1)
     assert export_tf_hub(encoder, vocab, base, keep=1)[1] == os.path.join(base, "preprocess", "2")
-    assert sorted(os.listdir(os.path.join(base, "encoder"))) == sorted(os.listdir(os.path.join(base, "preprocess")))\
+    assert (
+        sorted(os.listdir(os.path.join(base, "encoder")))
+        == sorted(os.listdir(os.path.join(base, "preprocess")))
         == ["2"]
+    )
     with pytest.raises(ValueError, match="max_position_embeddings"):
         export_tf_hub(encoder, vocab, base, seq_length=129)
 
@@ -340,10 +405,11 @@ def test_kbl_export_target_tf_hub_takes_the_casing_from_the_vocabulary(encoder, 
     run_dir.mkdir()
     encoder.save(run_dir / "encoder.keras")
     cased_vocab = Vocab(vocab.tokens, lower_case=False)
-    cased_vocab.save(run_dir / "vocab.txt")                                    # a cased vocabulary
+    cased_vocab.save(run_dir / "vocab.txt")  # a cased vocabulary
     base = tmp_path / "exports"
-    export_runner.run(export_runner.parse_args(["--model", str(run_dir), "--model_base_path", str(base),
-                                                "--target", "tf-hub"]))
+    export_runner.run(
+        export_runner.parse_args(["--model", str(run_dir), "--model_base_path", str(base), "--target", "tf-hub"])
+    )
     preprocessor, hub_encoder = hub.load(str(base / "preprocess" / "1")), hub.load(str(base / "encoder" / "1"))
     cased = BertTokenizer(cased_vocab).tokenize(tf.constant(["Hello World"]))
     assert preprocessor.tokenize(tf.constant(["Hello World"])).merge_dims(1, -1).to_list() == cased.to_list()

@@ -25,30 +25,54 @@ def vocab(uncased_vocab_path):
 
 def tiny_encoder(vocab):
     keras.utils.set_random_seed(0)
-    return kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
-                          max_position_embeddings=64)
+    return kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=1,
+        num_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
 
 
 def records(path):
-    logs = [prediction_log_pb2.PredictionLog.FromString(record.numpy())
-            for record in tf.data.TFRecordDataset(os.path.join(path, WARMUP_FILE))]
+    logs = [
+        prediction_log_pb2.PredictionLog.FromString(record.numpy())
+        for record in tf.data.TFRecordDataset(os.path.join(path, WARMUP_FILE))
+    ]
     return [(log.WhichOneof("log_type"), getattr(log, log.WhichOneof("log_type")).request) for log in logs]
 
 
-@pytest.mark.parametrize("task, build, expected", [
-    (TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "pos"), text_fields=("text", "text_b")),
-     lambda config: kbl.build_classifier(config, num_classes=2),
-     {"serving_default": "predict_log", "preprocess": "predict_log", "classify": "classify_log"}),
-    (TaskSpec("span", lower_case=True, seq_length=48, text_fields=("text", "text_b")), kbl.build_span_labeler,
-     {"serving_default": "predict_log", "preprocess": "predict_log"}),
-])
+@pytest.mark.parametrize(
+    "task, build, expected",
+    [
+        (
+            TaskSpec(
+                "classification", lower_case=True, seq_length=32, labels=("neg", "pos"), text_fields=("text", "text_b")
+            ),
+            lambda config: kbl.build_classifier(config, num_classes=2),
+            {"serving_default": "predict_log", "preprocess": "predict_log", "classify": "classify_log"},
+        ),
+        (
+            TaskSpec("span", lower_case=True, seq_length=48, text_fields=("text", "text_b")),
+            kbl.build_span_labeler,
+            {"serving_default": "predict_log", "preprocess": "predict_log"},
+        ),
+    ],
+)
 def test_every_text_in_signature_is_warmed_up_and_every_request_runs(vocab, tmp_path, task, build, expected):
     path = export_saved_model(build(tiny_encoder(vocab)), task, vocab, str(tmp_path), target="portable")
     found = records(path)
     assert {request.model_spec.signature_name: kind for kind, request in found} == expected
     assert len(found) == 3 * len(expected)  # short, long, a batch
-    sizes = sorted({len(request.inputs["text"].string_val) if kind == "predict_log"
-                    else len(request.input.example_list.examples) for kind, request in found})
+    sizes = sorted(
+        {
+            len(request.inputs["text"].string_val)
+            if kind == "predict_log"
+            else len(request.input.example_list.examples)
+            for kind, request in found
+        }
+    )
     assert sizes == [1, BATCH]
     assert warm_up(load_servable("m", 1, path), RequestLimits()) == len(found)
 

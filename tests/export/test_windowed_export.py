@@ -36,8 +36,16 @@ def vocab(uncased_vocab_path):
 
 @pytest.fixture(scope="module")
 def encoder(vocab):
-    return kbl.build_encoder(kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4,
-                                            intermediate_size=64, max_position_embeddings=64))
+    return kbl.build_encoder(
+        kbl.BertConfig(
+            vocab_size=len(vocab),
+            hidden_size=32,
+            num_layers=2,
+            num_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=64,
+        )
+    )
 
 
 def _ids(vocab, texts):
@@ -46,8 +54,9 @@ def _ids(vocab, texts):
 
 def _window_logits(model, vocab, first, second=None):
     """The model's output on one window: `[CLS] first [SEP] (second [SEP])`."""
-    segments = [tf.ragged.constant([first], tf.int32)] + ([] if second is None else [tf.ragged.constant([second],
-                                                                                                        tf.int32)])
+    segments = [tf.ragged.constant([first], tf.int32)] + (
+        [] if second is None else [tf.ragged.constant([second], tf.int32)]
+    )
     return model(BertPacker(SEQ, vocab=vocab)(*segments), training=False).numpy()[0]
 
 
@@ -55,12 +64,13 @@ def _reference_logits(model, vocab, texts, texts_b, pooling):
     """Per text (pair): its windows' logits (of a pair: text_a cut at (SEQ - 3) // 2, text_b windowed), pooled."""
     pooled = []
     for i, ids in enumerate(_ids(vocab, texts)):
-        first = ids if texts_b is None else ids[:(SEQ - 3) // 2]
+        first = ids if texts_b is None else ids[: (SEQ - 3) // 2]
         windowed = ids if texts_b is None else _ids(vocab, texts_b)[i]
         room = SEQ - 2 if texts_b is None else SEQ - 3 - len(first)
-        logits = [_window_logits(model, vocab, *((windowed[s:s + n],) if texts_b is None else
-                                                 (first, windowed[s:s + n])))
-                  for s, n in _reference_windows(len(windowed), room, STRIDE)]
+        logits = [
+            _window_logits(model, vocab, *((windowed[s : s + n],) if texts_b is None else (first, windowed[s : s + n])))
+            for s, n in _reference_windows(len(windowed), room, STRIDE)
+        ]
         pooled.append(np.mean(logits, axis=0) if pooling == "mean" else np.max(logits, axis=0))
     return np.array(pooled)
 
@@ -70,8 +80,15 @@ def _reference_logits(model, vocab, texts, texts_b, pooling):
 @pytest.mark.parametrize("pair, pooling, saved", [(False, "mean", False), (False, "max", False), (True, "mean", True)])
 def test_classifier_pools_its_windows(encoder, vocab, tmp_path, pair, pooling, saved):
     model = kbl.build_classifier(encoder, num_classes=3)
-    spec = TaskSpec("classification", True, SEQ, labels=("a", "b", "c"), text_fields=("text", "text_b")[:1 + pair],
-                    doc_stride=STRIDE, window_pooling=pooling)
+    spec = TaskSpec(
+        "classification",
+        True,
+        SEQ,
+        labels=("a", "b", "c"),
+        text_fields=("text", "text_b")[: 1 + pair],
+        doc_stride=STRIDE,
+        window_pooling=pooling,
+    )
     texts, texts_b = _texts(0), _texts(1)[::-1] if pair else None
     inputs = {"text": tf.constant(texts)} | ({"text_b": tf.constant(texts_b)} if pair else {})
     if saved:
@@ -79,12 +96,12 @@ def test_classifier_pools_its_windows(encoder, vocab, tmp_path, pair, pooling, s
         serve = loaded.signatures["serving_default"]
     else:
         module = ServingModule(model, spec, vocab)
-        serve = lambda **texts: module._serve(*texts.values())   # noqa: E731
+        serve = lambda **texts: module._serve(*texts.values())  # noqa: E731
     served = serve(**inputs)
     expected = _reference_logits(model, vocab, texts, texts_b, pooling)
     np.testing.assert_allclose(served["logits"], expected, atol=1e-5)
     assert [label.decode() for label in served["label"].numpy()] == [spec.labels[i] for i in expected.argmax(-1)]
-    if not pair:            # a request of one long text gets the answer it gets among others
+    if not pair:  # a request of one long text gets the answer it gets among others
         alone = serve(text=tf.constant(texts[-1:]))
         np.testing.assert_allclose(alone["logits"], expected[-1:], atol=1e-5)
 
@@ -99,28 +116,44 @@ def test_tagger_labels_each_word_from_its_max_context_window(encoder, vocab, tmp
     for row, text in enumerate(texts):
         ids, starts = tokens.ids[row].numpy().tolist(), tokens.starts[row].numpy()
         windows = _reference_windows(len(ids), SEQ - 2, STRIDE)
-        labels = [_window_logits(model, vocab, ids[s:s + n]).argmax(-1)[1:1 + n] for s, n in windows]
-        token_label = [next(labels[w][p - s] for w, (s, n) in enumerate(windows)
-                            if s <= p < s + n and _reference_is_max_context(windows, w, p)) for p in range(len(ids))]
+        labels = [_window_logits(model, vocab, ids[s : s + n]).argmax(-1)[1 : 1 + n] for s, n in windows]
+        token_label = [
+            next(
+                labels[w][p - s]
+                for w, (s, n) in enumerate(windows)
+                if s <= p < s + n and _reference_is_max_context(windows, w, p)
+            )
+            for p in range(len(ids))
+        ]
         word_bytes = np.cumsum([0] + [len(word.encode()) + 1 for word in text.split()[:-1]])  # one space between
         first_pieces = [int(np.searchsorted(starts, at)) for at in word_bytes] if text else []
         real = out["word_starts"][row].numpy() >= 0
-        assert [w.decode() for w in out["words"][row].numpy()[real]] == text.split()    # every word, none cut
-        assert [w.decode() for w in out["word_labels"][row].numpy()[real]] == \
-            [spec.labels[token_label[p]] for p in first_pieces]
+        assert [w.decode() for w in out["words"][row].numpy()[real]] == text.split()  # every word, none cut
+        assert [w.decode() for w in out["word_labels"][row].numpy()[real]] == [
+            spec.labels[token_label[p]] for p in first_pieces
+        ]
 
 
-@pytest.mark.parametrize("settings, message", [
-    (dict(doc_stride=14), "^doc_stride 14 is not smaller than the windows of seq_length 16 .*give doc_stride 7"),
-    (dict(doc_stride=7, text_fields=("text", "text_b")), r"^doc_stride 7 is not smaller .* \(7 tokens of the second"),
-    (dict(doc_stride=-1), "doc_stride must be >= 0"),
-    (dict(window_pooling="max"), "window_pooling 'max': one of mean, max, for the windows"),
-    (dict(doc_stride=4, window_pooling="sum"), "window_pooling 'sum'"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (dict(doc_stride=14), "^doc_stride 14 is not smaller than the windows of seq_length 16 .*give doc_stride 7"),
+        (
+            dict(doc_stride=7, text_fields=("text", "text_b")),
+            r"^doc_stride 7 is not smaller .* \(7 tokens of the second",
+        ),
+        (dict(doc_stride=-1), "doc_stride must be >= 0"),
+        (dict(window_pooling="max"), "window_pooling 'max': one of mean, max, for the windows"),
+        (dict(doc_stride=4, window_pooling="sum"), "window_pooling 'sum'"),
+    ],
+)
 def test_window_settings_the_spec_refuses(settings, message):
     with pytest.raises(ValueError, match=message):
-        TaskSpec(**{"task_type": "classification", "lower_case": True, "seq_length": SEQ, "labels": ("a", "b"),
-                    **settings})
-    with pytest.raises(ValueError, match="doc_stride 4: a setting of classification, regression, multi_label, "
-                                         "token_classification tasks"):
+        TaskSpec(
+            **{"task_type": "classification", "lower_case": True, "seq_length": SEQ, "labels": ("a", "b"), **settings}
+        )
+    with pytest.raises(
+        ValueError,
+        match="doc_stride 4: a setting of classification, regression, multi_label, token_classification tasks",
+    ):
         TaskSpec("span", True, SEQ, text_fields=("text", "text_b"), doc_stride=4)

@@ -36,8 +36,18 @@ def test_job_validation(tiny_init, tmp_path, capsys, monkeypatch):
     for tf_config, problem in (("", "--strategy multi_worker needs TF_CONFIG"), ("{oops", "TF_CONFIG is not a JSON")):
         monkeypatch.setenv("TF_CONFIG", tf_config)
         with pytest.raises(SystemExit):
-            parse_args(["--task", "rte", "--model_dir", str(tmp_path / "run"), "--init", tiny_init, "--strategy",
-                        "multi_worker"])
+            parse_args(
+                [
+                    "--task",
+                    "rte",
+                    "--model_dir",
+                    str(tmp_path / "run"),
+                    "--init",
+                    tiny_init,
+                    "--strategy",
+                    "multi_worker",
+                ]
+            )
         assert problem in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
@@ -52,30 +62,85 @@ def test_init_model_dir_and_vocab(tiny_init, tmp_path):
 def test_seq_length_beyond_the_models_positions_is_refused_before_training(tiny_init, tmp_path):
     train, dev = _files(tmp_path)
     run_dir = tmp_path / "run"
-    with pytest.raises(SettingsError, match=r"--seq_length 200 is longer than the 128 positions of the model "
-                                            rf"\(--init {tiny_init}: .*pass --seq_length 128 or less"):
-        run(parse_args(["--train_file", train, "--dev_file", dev, "--text_a", "review", "--label", "stars",
-                        "--init", tiny_init, "--model_dir", str(run_dir), "--seq_length", "200"]))
+    with pytest.raises(
+        SettingsError,
+        match=r"--seq_length 200 is longer than the 128 positions of the model "
+        rf"\(--init {tiny_init}: .*pass --seq_length 128 or less",
+    ):
+        run(
+            parse_args(
+                [
+                    "--train_file",
+                    train,
+                    "--dev_file",
+                    dev,
+                    "--text_a",
+                    "review",
+                    "--label",
+                    "stars",
+                    "--init",
+                    tiny_init,
+                    "--model_dir",
+                    str(run_dir),
+                    "--seq_length",
+                    "200",
+                ]
+            )
+        )
     assert not (run_dir / artifacts.TASK_MODEL_FILE).exists() and not (run_dir / artifacts.CHECKPOINTS_DIR).exists()
 
 
 def test_text_pairs_on_a_model_with_one_segment_type_are_refused_before_training(uncased_vocab_path, tmp_path):
     one_type = tmp_path / "one_type"
     one_type.mkdir()
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_layers=1, num_heads=4, intermediate_size=64,
-                        max_position_embeddings=64, type_vocab_size=1)
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_layers=1,
+        num_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=1,
+    )
     atomic_save_model(build_encoder(config), str(one_type / "encoder.keras"))
     shutil.copy(uncased_vocab_path, one_type / "vocab.txt")
     train, dev = _files(tmp_path)
-    flags = ["--train_file", train, "--dev_file", dev, "--text_a", "review", "--label", "stars", "--init",
-             str(one_type), "--seq_length", "32"]
-    with pytest.raises(SettingsError, match=r"The task's text pairs give the second text segment id 1, but the model "
-                                            rf"\(--init {one_type}: type_vocab_size\) has 1 segment type"):
+    flags = [
+        "--train_file",
+        train,
+        "--dev_file",
+        dev,
+        "--text_a",
+        "review",
+        "--label",
+        "stars",
+        "--init",
+        str(one_type),
+        "--seq_length",
+        "32",
+    ]
+    with pytest.raises(
+        SettingsError,
+        match=r"The task's text pairs give the second text segment id 1, but the model "
+        rf"\(--init {one_type}: type_vocab_size\) has 1 segment type",
+    ):
         run(parse_args(flags + ["--text_b", "review", "--model_dir", str(tmp_path / "pairs")]))
     assert not (tmp_path / "pairs" / artifacts.CHECKPOINTS_DIR).exists()
     with pytest.raises(SettingsError, match="Next-sentence pairs give the second text segment id 1"):
-        pretrain.run(pretrain.parse_args(["--input_files", train, "--init", str(one_type), "--model_dir",
-                                          str(tmp_path / "pretrain"), "--seq_length", "32"]))
+        pretrain.run(
+            pretrain.parse_args(
+                [
+                    "--input_files",
+                    train,
+                    "--init",
+                    str(one_type),
+                    "--model_dir",
+                    str(tmp_path / "pretrain"),
+                    "--seq_length",
+                    "32",
+                ]
+            )
+        )
 
 
 _MIRRORED = """
@@ -89,6 +154,7 @@ print("SUMMARY " + json.dumps(run(parse_args(json.loads(sys.argv[1])))["metrics"
 
 def _files(tmp_path):
     from tests.finetune.test_custom import reviews, write_csv
+
     return write_csv(tmp_path / "train.csv", reviews(24, 0)), write_csv(tmp_path / "dev.csv", reviews(8, 1))
 
 
@@ -100,20 +166,40 @@ def test_mirrored_strategy_on_two_logical_cpus(tiny_init, tmp_path):
     import sys
 
     from tests.finetune.conftest import common_flags
+
     train, dev = _files(tmp_path)
-    args = common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--dev_file", dev, "--text_a", "review",
-                        "--label", "stars", "--strategy", "mirrored")
+    args = common_flags(
+        tiny_init,
+        tmp_path / "run",
+        "--train_file",
+        train,
+        "--dev_file",
+        dev,
+        "--text_a",
+        "review",
+        "--label",
+        "stars",
+        "--strategy",
+        "mirrored",
+    )
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    out = subprocess.run([sys.executable, "-c", _MIRRORED, json.dumps(args)], capture_output=True, text=True,
-                         timeout=600, cwd=repo, env=dict(os.environ, PYTHONPATH=repo))
+    out = subprocess.run(
+        [sys.executable, "-c", _MIRRORED, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=repo,
+        env=dict(os.environ, PYTHONPATH=repo),
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     metrics = json.loads(out.stdout.split("SUMMARY ")[-1])
     assert set(metrics) == {"accuracy", "f1", "matthews_corrcoef"}
     assert (tmp_path / "run" / "model.keras").exists()
 
 
-@pytest.mark.parametrize("flags", [["--xla", "--mixed_precision", "bf16"], ["--mixed_precision", "fp16"]],
-                         ids=["xla-bf16", "fp16"])
+@pytest.mark.parametrize(
+    "flags", [["--xla", "--mixed_precision", "bf16"], ["--mixed_precision", "fp16"]], ids=["xla-bf16", "fp16"]
+)
 def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
     import os
 
@@ -121,14 +207,30 @@ def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
 
     from keras_bert_lite import xla
     from tests.finetune.conftest import common_flags
+
     train, dev = _files(tmp_path)
-    gpu = "--xla" in flags      # as on a GPU for the compile settings only (see test_pretrain's test_training_flags)
+    gpu = "--xla" in flags  # as on a GPU for the compile settings only (see test_pretrain's test_training_flags)
     if gpu:
         monkeypatch.setattr(xla, "visible_device_types", lambda: frozenset({"CPU", "GPU"}))
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "cache"))
-    summary = run(parse_args(common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--dev_file", dev,
-                                          "--text_a", "review", "--label", "stars", *flags)))
+    summary = run(
+        parse_args(
+            common_flags(
+                tiny_init,
+                tmp_path / "run",
+                "--train_file",
+                train,
+                "--dev_file",
+                dev,
+                "--text_a",
+                "review",
+                "--label",
+                "stars",
+                *flags,
+            )
+        )
+    )
     assert np.isfinite(summary["metrics"]["accuracy"])
     assert ("--xla_gpu_per_fusion_autotune_cache_dir=" in os.environ.get("XLA_FLAGS", "")) == gpu
 
@@ -148,9 +250,21 @@ def test_the_task_gets_the_packer_of_the_compile_mode(tiny_init, tmp_path, flag,
         packers.append(packer)
         raise Stop
 
-    job = parse_args(common_flags(tiny_init, tmp_path / "run", "--train_file", "train.csv", "--dev_file", "dev.csv",
-                                  "--text_a", "review", "--label", "stars", flag))
+    job = parse_args(
+        common_flags(
+            tiny_init,
+            tmp_path / "run",
+            "--train_file",
+            "train.csv",
+            "--dev_file",
+            "dev.csv",
+            "--text_a",
+            "review",
+            "--label",
+            "stars",
+            flag,
+        )
+    )
     with pytest.raises(Stop):
         finetune.run_finetuning(job, make_task)
     assert packers[0].dynamic and packers[0].length_buckets is buckets and packers[0].seq_length == 32
-

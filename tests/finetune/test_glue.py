@@ -19,8 +19,11 @@ EXPECTED = {  # task: (dev metrics, submission files, allowed predictions or Non
     "mrpc": ({"f1", "accuracy"}, ["MRPC.tsv"], {"0", "1"}),
     "stsb": ({"pearson", "spearman"}, ["STS-B.tsv"], None),
     "qqp": ({"f1", "accuracy"}, ["QQP.tsv"], {"0", "1"}),
-    "mnli": ({"accuracy_matched", "accuracy_mismatched"}, ["MNLI-m.tsv", "MNLI-mm.tsv"],
-             {"entailment", "neutral", "contradiction"}),
+    "mnli": (
+        {"accuracy_matched", "accuracy_mismatched"},
+        ["MNLI-m.tsv", "MNLI-mm.tsv"],
+        {"entailment", "neutral", "contradiction"},
+    ),
     "qnli": ({"accuracy"}, ["QNLI.tsv"], {"entailment", "not_entailment"}),
     "rte": ({"accuracy"}, ["RTE.tsv"], {"entailment", "not_entailment"}),
     "wnli": ({"accuracy"}, ["WNLI.tsv"], {"0", "1"}),
@@ -50,7 +53,7 @@ def test_glue_config_end_to_end(task, tiny_init, tmp_path):
         assert info["labels"] == list(tfds.builder(f"glue/{task}").info.features["label"].names)
     assert os.path.exists(tmp_path / "vocab.txt")
     model = keras.saving.load_model(tmp_path / "model.keras")
-    assert getattr(model, "optimizer", None) is None                 # no optimizer state in the export file
+    assert getattr(model, "optimizer", None) is None  # no optimizer state in the export file
     on_disk = json.loads((tmp_path / "metrics.json").read_text())
     assert on_disk["metrics"] == summary["metrics"] and on_disk["main_metric"] in metrics
 
@@ -63,13 +66,14 @@ def test_glue_tsv_files_cola_and_mnli(tiny_init, tmp_path):
     cola = tmp_path / "CoLA"
     cola.mkdir()
     rows = [["gj04", str(i % 2), "", f"the cat sat on mat number {i} ."] for i in range(10)]
-    _write(cola / "train.tsv", rows)                                  # CoLA train/dev have no header line
+    _write(cola / "train.tsv", rows)  # CoLA train/dev have no header line
     _write(cola / "dev.tsv", rows[:6])
     _write(cola / "test.tsv", [["index", "sentence"]] + [[str(i), f"a dog {i}"] for i in range(5)])
     summary = run(parse_args(["--task", "cola", "--data_dir", str(cola), *common_flags(tiny_init, tmp_path / "c")]))
     assert set(summary["metrics"]) == {"matthews_corrcoef", "accuracy"}
-    assert read_tsv(tmp_path / "c" / "CoLA.tsv")[1:] == [[str(i), r[1]] for i, r in
-                                                         enumerate(read_tsv(tmp_path / "c" / "CoLA.tsv")[1:])]
+    assert read_tsv(tmp_path / "c" / "CoLA.tsv")[1:] == [
+        [str(i), r[1]] for i, r in enumerate(read_tsv(tmp_path / "c" / "CoLA.tsv")[1:])
+    ]
     dev = read_tsv(tmp_path / "c" / "dev_predictions.tsv")
     assert dev[0][:3] == ["id", "label", "prediction"] and len(dev) == 7
 
@@ -77,7 +81,7 @@ def test_glue_tsv_files_cola_and_mnli(tiny_init, tmp_path):
     mnli.mkdir()
     header = ["index", "sentence1", "sentence2", "gold_label"]
     labels = ["entailment", "neutral", "contradiction"]
-    data = [header] + [[str(i), f"premise {i} \"quoted", f"hypothesis {i}", labels[i % 3]] for i in range(9)]
+    data = [header] + [[str(i), f'premise {i} "quoted', f"hypothesis {i}", labels[i % 3]] for i in range(9)]
     for name in ("train.tsv", "dev_matched.tsv", "dev_mismatched.tsv"):
         _write(mnli / name, data)
     for name in ("test_matched.tsv", "test_mismatched.tsv", "diagnostic.tsv"):
@@ -100,7 +104,7 @@ def test_glue_errors(tiny_init, tmp_path, capsys):
     with pytest.raises(SystemExit):
         parse_args(["--task", "cola", "--train_file", "x.csv", *common_flags(tiny_init, tmp_path)])
     assert "error: Give either --task (GLUE) or --train_file" in capsys.readouterr().err
-    with pytest.raises(SystemExit):          # argparse: invalid choice (tests/test_flag_bounds.py)
+    with pytest.raises(SystemExit):  # argparse: invalid choice (tests/test_flag_bounds.py)
         parse_args(["--task", "colaa", *common_flags(tiny_init, tmp_path)])
     with pytest.raises(SettingsError, match="must be the model_dir of a `--task mnli` run"):
         run(parse_args(["--task", "ax", *common_flags(tiny_init, tmp_path)]))
@@ -108,4 +112,4 @@ def test_glue_errors(tiny_init, tmp_path, capsys):
 
 def test_submission_files_keep_the_test_files_own_ids():
     text = glue.submission_text(glue.TASKS["cola"], ["0", "x1", np.int64(7)], np.array([1, 0, 1]))
-    assert text == "index\tprediction\n0\t1\nx1\t0\n7\t1\n"      # a non-numeric id failed after training
+    assert text == "index\tprediction\n0\t1\nx1\t0\n7\t1\n"  # a non-numeric id failed after training

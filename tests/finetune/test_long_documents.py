@@ -17,8 +17,10 @@ from keras_bert_lite.runners.demo import TINY_IMDB
 from tests.finetune.conftest import common_flags, read_tsv
 from tests.finetune.test_custom import write_csv
 
-FILLER = ("the river flows through the old town past the market and the church many visitors come in summer to "
-          "walk along its banks and eat at small cafes").split()
+FILLER = (
+    "the river flows through the old town past the market and the church many visitors come in summer to "
+    "walk along its banks and eat at small cafes"
+).split()
 CLUES = {"pos": ["good", "great"], "neg": ["bad", "awful"]}
 ENTITIES = {"LOC": ["paris", "london", "berlin", "rome"], "PER": ["john", "mary", "peter", "anna"]}
 WINDOWS = ("--long_documents", "windows", "--doc_stride", "15")
@@ -62,12 +64,31 @@ def reviews(tmp_path_factory):
         handler = _Capture()
         logging.getLogger("keras_bert_lite").addHandler(handler)
         try:
-            summary = glue.run(glue.parse_args(common_flags(
-                TINY_IMDB, out, "--train_file", train, "--dev_file", dev, "--text_a", "review", "--label", "stars",
-                "--epochs", "3", "--learning_rate", "5e-4", *flags)))
+            summary = glue.run(
+                glue.parse_args(
+                    common_flags(
+                        TINY_IMDB,
+                        out,
+                        "--train_file",
+                        train,
+                        "--dev_file",
+                        dev,
+                        "--text_a",
+                        "review",
+                        "--label",
+                        "stars",
+                        "--epochs",
+                        "3",
+                        "--learning_rate",
+                        "5e-4",
+                        *flags,
+                    )
+                )
+            )
         finally:
             logging.getLogger("keras_bert_lite").removeHandler(handler)
         return summary, out, handler.text
+
     return run
 
 
@@ -80,8 +101,28 @@ def tagged(tmp_path_factory, tiny_init):
 
     def run(name, *flags):
         out = data / name
-        return ner.run(ner.parse_args(common_flags(tiny_init, out, "--train_file", train, "--dev_file", dev,
-                                                   "--epochs", "3", "--learning_rate", "1e-3", *flags))), out, dev
+        return (
+            ner.run(
+                ner.parse_args(
+                    common_flags(
+                        tiny_init,
+                        out,
+                        "--train_file",
+                        train,
+                        "--dev_file",
+                        dev,
+                        "--epochs",
+                        "3",
+                        "--learning_rate",
+                        "1e-3",
+                        *flags,
+                    )
+                )
+            ),
+            out,
+            dev,
+        )
+
     return run
 
 
@@ -98,22 +139,33 @@ def _served(run_dir, tmp_path, **texts):
     """serving_default's outputs for `texts` of the run's export (kbl-export, target tf-serving: audited)."""
     path = export.run(export.parse_args(["--model", str(run_dir), "--model_base_path", str(tmp_path / "export")]))
     outputs = tf.saved_model.load(path).signatures["serving_default"](
-        **{name: tf.constant(values) for name, values in texts.items()})
+        **{name: tf.constant(values) for name, values in texts.items()}
+    )
     return {name: value.numpy() for name, value in outputs.items()}
 
 
 def test_windows_classify_by_words_that_truncation_cuts_off(reviews, tmp_path):
     truncated, _, log = reviews("truncate")
-    assert ("dev.csv: 96 of 96 texts are longer than --seq_length 32 (with the special tokens) and were cut (6,531 "
-            "tokens lost, up to 85 of one); --long_documents windows reads them whole.") in log
+    assert (
+        "dev.csv: 96 of 96 texts are longer than --seq_length 32 (with the special tokens) and were cut (6,531 "
+        "tokens lost, up to 85 of one); --long_documents windows reads them whole."
+    ) in log
     windowed, out, log = reviews("windows", *WINDOWS)
     assert "were cut" not in log
-    print(f"dev accuracy: truncated {truncated['metrics']['accuracy']:.3f}, windows "
-          f"{windowed['metrics']['accuracy']:.3f} (chance 0.5)")
+    print(
+        f"dev accuracy: truncated {truncated['metrics']['accuracy']:.3f}, windows "
+        f"{windowed['metrics']['accuracy']:.3f} (chance 0.5)"
+    )
     assert truncated["metrics"]["accuracy"] <= 0.65 and windowed["metrics"]["accuracy"] >= 0.9
     assert json.loads((out / "task.json").read_text()) == {
-        "task_type": "classification", "lower_case": True, "seq_length": 32, "labels": ["neg", "pos"],
-        "text_fields": ["text"], "doc_stride": 15, "window_pooling": "mean"}
+        "task_type": "classification",
+        "lower_case": True,
+        "seq_length": 32,
+        "labels": ["neg", "pos"],
+        "text_fields": ["text"],
+        "doc_stride": 15,
+        "window_pooling": "mean",
+    }
     # The export reads each long review in the same windows: the run's dev predictions, to the file's 6 digits.
     rows = read_tsv(out / "dev_predictions.tsv")[1:]
     served = _served(out, tmp_path, text=[row["review"] for row in long_reviews(96, 1)])
@@ -124,33 +176,41 @@ def test_windows_classify_by_words_that_truncation_cuts_off(reviews, tmp_path):
 def test_windows_tag_entities_past_the_first_window(tagged, tmp_path, capsys):
     truncated, _, _ = tagged("truncate")
     windowed, out, dev = tagged("windows", *WINDOWS, "--seeds", "0,1")
-    print(f"dev entity F1: truncated {truncated['metrics']['f1']:.3f}, windows {windowed['metrics']['f1']:.3f} "
-          "(mean of 2 seeds)")
+    print(
+        f"dev entity F1: truncated {truncated['metrics']['f1']:.3f}, windows {windowed['metrics']['f1']:.3f} "
+        "(mean of 2 seeds)"
+    )
     assert truncated["metrics"]["f1"] == 0.0 and windowed["metrics"]["f1"] >= 0.9
     for spec in (out / "task.json", out / "seed_0" / "task.json", out / "seed_1" / "task.json"):
         assert json.loads(spec.read_text())["doc_stride"] == 15
     # The export tags each word as the run's dev_predictions.txt does.
-    blocks = [[line.split(" ") for line in block.split("\n")]
-              for block in (out / "dev_predictions.txt").read_text().strip().split("\n\n")]
+    blocks = [
+        [line.split(" ") for line in block.split("\n")]
+        for block in (out / "dev_predictions.txt").read_text().strip().split("\n\n")
+    ]
     served = _served(out, tmp_path, text=[" ".join(word for word, _, _ in block) for block in blocks])
     for block, words, labels in zip(blocks, served["words"], served["word_labels"]):
         assert [w.decode() for w in words] == [word for word, _, _ in block]
         assert [label.decode() for label in labels] == [predicted for _, _, predicted in block]
     capsys.readouterr()
     export.run(export.parse_args(["--model", str(out), "--model_base_path", str(tmp_path / "hf"), "--target", "hf"]))
-    assert "note: the run read long texts in windows (doc_stride 15); this export holds the model alone" in \
-        capsys.readouterr().out
+    assert (
+        "note: the run read long texts in windows (doc_stride 15); this export holds the model alone"
+        in capsys.readouterr().out
+    )
 
 
 def test_multi_label_runs_read_windows_and_export_them(reviews, tmp_path):
     """Windows with --task_type multi_label (max pooling: a label any window finds), through the run directory and
     the export (untrained: one epoch; the multi-label learning tests are tests/finetune/test_multi_label.py's)."""
-    _, out, _ = reviews("multi_label", *WINDOWS, "--window_pooling", "max", "--task_type", "multi_label",
-                        "--epochs", "1")
+    _, out, _ = reviews(
+        "multi_label", *WINDOWS, "--window_pooling", "max", "--task_type", "multi_label", "--epochs", "1"
+    )
     info = json.loads((out / "task.json").read_text())
     assert (info["task_type"], info["doc_stride"], info["window_pooling"]) == ("multi_label", 15, "max")
     rows = read_tsv(out / "dev_predictions.tsv")[1:]
     served = _served(out, tmp_path, text=[row["review"] for row in long_reviews(96, 1)])
     np.testing.assert_allclose(served["probabilities"], [[float(p) for p in row[3:]] for row in rows], atol=2e-6)
-    assert ["|".join(label.decode() for label in labels if label) for labels in served["labels"]] == \
-        [row[2] for row in rows]
+    assert ["|".join(label.decode() for label in labels if label) for labels in served["labels"]] == [
+        row[2] for row in rows
+    ]

@@ -8,7 +8,6 @@ random tiny encoder, as other kbl-glue tests start, keywords anywhere in a text 
 
 import csv
 import json
-import os
 
 import numpy as np
 import pytest
@@ -47,7 +46,7 @@ def write_csv(path, rows, label=True):
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["id", "text", "topics"] if label else ["id", "text"])
-        writer.writerows([f"r{i}", text, "|".join(s)][:3 if label else 2] for i, (text, s) in enumerate(rows))
+        writer.writerows([f"r{i}", text, "|".join(s)][: 3 if label else 2] for i, (text, s) in enumerate(rows))
     return str(path)
 
 
@@ -55,20 +54,49 @@ def write_csv(path, rows, label=True):
 def data(tmp_path_factory):
     directory = tmp_path_factory.mktemp("multi_label_data")
     train, dev = examples(320, 0), examples(64, 1)
-    with open(directory / "dev.jsonl", "w", encoding="utf-8") as f:   # dev as JSON lists, train as text
+    with open(directory / "dev.jsonl", "w", encoding="utf-8") as f:  # dev as JSON lists, train as text
         f.writelines(json.dumps({"id": f"d{i}", "text": t, "topics": s}) + "\n" for i, (t, s) in enumerate(dev))
-    return {"train": write_csv(directory / "train.csv", train), "dev": str(directory / "dev.jsonl"),
-            "test": write_csv(directory / "test.csv", examples(8, 2), label=False), "dev_rows": dev}
+    return {
+        "train": write_csv(directory / "train.csv", train),
+        "dev": str(directory / "dev.jsonl"),
+        "test": write_csv(directory / "test.csv", examples(8, 2), label=False),
+        "dev_rows": dev,
+    }
 
 
 def flags(model_dir, train, dev, *extra):
-    return common_flags(TINY_IMDB, model_dir, "--train_file", train, "--dev_file", dev, "--label", "topics",
-                        "--epochs", "4", "--learning_rate", "5e-4", *extra)
+    return common_flags(
+        TINY_IMDB,
+        model_dir,
+        "--train_file",
+        train,
+        "--dev_file",
+        dev,
+        "--label",
+        "topics",
+        "--epochs",
+        "4",
+        "--learning_rate",
+        "5e-4",
+        *extra,
+    )
 
 
 def multi_label_flags(model_dir, data, *extra):
-    return flags(model_dir, data["train"], data["dev"], "--task_type", "multi_label", "--allow_no_labels",
-                 "--tune_threshold", "--test_file", data["test"], "--id_column", "id", *extra)
+    return flags(
+        model_dir,
+        data["train"],
+        data["dev"],
+        "--task_type",
+        "multi_label",
+        "--allow_no_labels",
+        "--tune_threshold",
+        "--test_file",
+        data["test"],
+        "--id_column",
+        "id",
+        *extra,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +123,7 @@ def test_independent_labels_are_learnt_far_above_chance_and_a_single_label_model
     truth = indicator(s for _, s in data["dev_rows"])
     # Chance: each label drawn at random with its dev frequency p scores sum(p^2) / sum(p) in expectation.
     frequency = truth.mean(axis=0)
-    chance = float((frequency ** 2).sum() / frequency.sum())
+    chance = float((frequency**2).sum() / frequency.sum())
     all_on = micro_f1(truth, np.ones_like(truth))
     # A single-label model: trained on each example's first label ("none" for none), its one label per text.
     single_dir = tmp_path / "single"
@@ -110,8 +138,10 @@ def test_independent_labels_are_learnt_far_above_chance_and_a_single_label_model
     run(parse_args(flags(single_dir, str(single_train), str(single_dev))))
     predicted = [[row[2]] for row in read_tsv(single_dir / "dev_predictions.tsv")[1:]]
     single = micro_f1(truth, indicator(predicted))
-    print(f"\ndev micro F1: multi-label {best['micro_f1']:.3f}, chance {chance:.3f}, every label {all_on:.3f}, "
-          f"single-label model {single:.3f}")
+    print(
+        f"\ndev micro F1: multi-label {best['micro_f1']:.3f}, chance {chance:.3f}, every label {all_on:.3f}, "
+        f"single-label model {single:.3f}"
+    )
     assert max(chance, all_on, single) < 0.75
 
 
@@ -119,16 +149,22 @@ def test_the_run_directory(trained, data):
     out, summary = trained
     best = summary["per_seed"][str(summary["best_seed"])]["metrics"]
     info = json.loads((out / "task.json").read_text())
-    assert info == {"task_type": "multi_label", "lower_case": True, "seq_length": 32, "text_fields": ["text"],
-                    "labels": LABELS, "threshold": best["threshold"]}
+    assert info == {
+        "task_type": "multi_label",
+        "lower_case": True,
+        "seq_length": 32,
+        "text_fields": ["text"],
+        "labels": LABELS,
+        "threshold": best["threshold"],
+    }
     assert best["threshold"] in THRESHOLD_GRID
-    for name in ("task.json", "model.keras", "dev_predictions.tsv", "test_predictions.tsv"):      # the best seed's
+    for name in ("task.json", "model.keras", "dev_predictions.tsv", "test_predictions.tsv"):  # the best seed's
         assert (out / name).read_bytes() == (out / f"seed_{summary['best_seed']}" / name).read_bytes()
     rows = read_tsv(out / "dev_predictions.tsv")
     assert rows[0] == ["id", "label", "prediction", *(f"p_{n}" for n in LABELS)]
     assert [r[0] for r in rows[1:]] == [f"d{i}" for i in range(64)]
     assert [r[1] for r in rows[1:]] == ["|".join(s) for _, s in data["dev_rows"]]
-    for row in rows[1:]:                     # the prediction: the labels whose probability exceeds the threshold
+    for row in rows[1:]:  # the prediction: the labels whose probability exceeds the threshold
         assert row[2] == "|".join(n for n, p in zip(LABELS, row[3:]) if float(p) > info["threshold"])
     test_rows = read_tsv(out / "test_predictions.tsv")
     assert test_rows[0] == ["id", "prediction", *(f"p_{n}" for n in LABELS)] and len(test_rows) == 9
@@ -143,9 +179,16 @@ def test_the_tuned_threshold_is_the_best_epochs_and_a_finished_run_run_again_kee
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
-@pytest.mark.parametrize("windows", [(), pytest.param(("--seq_length", "8", "--long_documents", "windows",
-                                                        "--window_pooling", "max"), marks=pytest.mark.slow)],
-                         ids=["truncate", "windows"])
+@pytest.mark.parametrize(
+    "windows",
+    [
+        (),
+        pytest.param(
+            ("--seq_length", "8", "--long_documents", "windows", "--window_pooling", "max"), marks=pytest.mark.slow
+        ),
+    ],
+    ids=["truncate", "windows"],
+)
 def test_the_export_predicts_the_prediction_file(untrained, data, tmp_path, capsys, windows):
     """With windows of 6 tokens, every dev text is read in 2-3 windows, each label's logit their maximum."""
     out, _ = untrained
@@ -153,7 +196,7 @@ def test_the_export_predicts_the_prediction_file(untrained, data, tmp_path, caps
         out = tmp_path / "windows"
         run(parse_args(multi_label_flags(out, data, "--epochs", "1", "--learning_rate", "1e-9", *windows)))
         assert json.loads((out / "task.json").read_text())["window_pooling"] == "max"
-    run_export.main(["--model", str(out), "--model_base_path", str(tmp_path / "export")])   # audited: tf-serving
+    run_export.main(["--model", str(out), "--model_base_path", str(tmp_path / "export")])  # audited: tf-serving
     assert "signatures serving_default, preprocess, encode, classify" in capsys.readouterr().out
     import tensorflow_text  # noqa: F401  (the tf-serving export's tokenizer ops)
 
@@ -165,8 +208,18 @@ def test_the_export_predicts_the_prediction_file(untrained, data, tmp_path, caps
     assert served["labels"].shape == served["label_ids"].shape == (64, 4)
     assert ["|".join(s.decode() for s in labels if s) for labels in served["labels"]] == [r[2] for r in rows]
     assert [[LABELS[i] for i in ids if i >= 0] for ids in served["label_ids"]] == [
-        [n for n in r[2].split("|") if n] for r in rows]
-    classified = loaded.signatures["classify"](inputs=tf.constant(
-        [tf.train.Example(features=tf.train.Features(feature={"text": tf.train.Feature(
-            bytes_list=tf.train.BytesList(value=[t.encode()]))})).SerializeToString() for t in texts[:4]]))
+        [n for n in r[2].split("|") if n] for r in rows
+    ]
+    classified = loaded.signatures["classify"](
+        inputs=tf.constant(
+            [
+                tf.train.Example(
+                    features=tf.train.Features(
+                        feature={"text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode()]))}
+                    )
+                ).SerializeToString()
+                for t in texts[:4]
+            ]
+        )
+    )
     np.testing.assert_allclose(classified["scores"].numpy(), served["probabilities"][:4], atol=1e-6)

@@ -8,12 +8,23 @@ import pytest
 
 from keras_bert_lite.data import swag
 from keras_bert_lite.data.errors import DataError
-from keras_bert_lite.text import BertPacker
 from keras_bert_lite.runners.swag import parse_args, run
-from tests.finetune.conftest import common_flags, text_pipeline, read_tsv
+from keras_bert_lite.text import BertPacker
+from tests.finetune.conftest import common_flags, read_tsv, text_pipeline
 
-COLUMNS = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", "ending0", "ending1", "ending2",
-           "ending3", "label"]
+COLUMNS = [
+    "video-id",
+    "fold-ind",
+    "startphrase",
+    "sent1",
+    "sent2",
+    "gold-source",
+    "ending0",
+    "ending1",
+    "ending2",
+    "ending3",
+    "label",
+]
 
 
 def swag_csv(path, n, labeled=True):
@@ -43,13 +54,17 @@ def test_read_and_pack(tmp_path, uncased_vocab_path):
 
 
 def test_swag_errors(tmp_path):
-    (tmp_path / "bad.csv").write_text(",".join(COLUMNS) + "\n" + ",".join(["v", "1", "", "a", "b", "g", "w", "x", "y",
-                                                                             "z", "7"]) + "\n")
+    (tmp_path / "bad.csv").write_text(
+        ",".join(COLUMNS) + "\n" + ",".join(["v", "1", "", "a", "b", "g", "w", "x", "y", "z", "7"]) + "\n"
+    )
     with pytest.raises(DataError, match=r"bad.csv:2: label '7' is not a choice; the known labels are \[0, 1, 2, 3\]"):
         swag.read_swag_csv(str(tmp_path / "bad.csv"))
     (tmp_path / "cols.csv").write_text("sent1,sent2,label\na,b,0\n")
-    with pytest.raises(DataError, match=r"no column 'ending0'; the columns are \['label', 'sent1', 'sent2'\]\. A "
-                                        "SWAG file has the columns sent1, sent2, ending0"):
+    with pytest.raises(
+        DataError,
+        match=r"no column 'ending0'; the columns are \['label', 'sent1', 'sent2'\]\. A "
+        "SWAG file has the columns sent1, sent2, ending0",
+    ):
         swag.read_swag_csv(str(tmp_path / "cols.csv"))
     row = {"sent1": "a", "sent2": "b", "ending0": "w", "ending1": "x", "ending2": "y", "ending3": "z", "label": 0}
     for field, value in (("ending0", None), ("sent1", 5)):
@@ -88,12 +103,26 @@ def test_run_swag_end_to_end_learns(tiny_init, tmp_path):
     """The tiny model learns to read the weather from the context: dev accuracy >= 0.8 on 64 examples, where
     chance is 0.25 and the endings alone reach 0.5 (a model that ignores the context: 0.5 +- 0.06)."""
     out = tmp_path / "run"
-    summary = run(parse_args(common_flags(tiny_init, out, "--train_file", weather_swag_csv(tmp_path / "train.csv",
-                                                                                               384, seed=1),
-                                          "--dev_file", weather_swag_csv(tmp_path / "dev.csv", 64, seed=2),
-                                          "--test_file", weather_swag_csv(tmp_path / "test.csv", 5, seed=3,
-                                                                          labeled=False),
-                                          "--epochs", "4", "--batch_size", "16", "--learning_rate", "5e-4")))
+    summary = run(
+        parse_args(
+            common_flags(
+                tiny_init,
+                out,
+                "--train_file",
+                weather_swag_csv(tmp_path / "train.csv", 384, seed=1),
+                "--dev_file",
+                weather_swag_csv(tmp_path / "dev.csv", 64, seed=2),
+                "--test_file",
+                weather_swag_csv(tmp_path / "test.csv", 5, seed=3, labeled=False),
+                "--epochs",
+                "4",
+                "--batch_size",
+                "16",
+                "--learning_rate",
+                "5e-4",
+            )
+        )
+    )
     assert summary["metrics"]["accuracy"] >= 0.8, summary
     info = json.loads((out / "task.json").read_text())
     assert info["task_type"] == "multiple_choice" and info["num_choices"] == 4

@@ -21,10 +21,37 @@ import sys
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))   # the repository root, when run as a script
+sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))  # the repository root, when run as a script
 
-WORDS = ["the", "film", "was", "good", "great", "fine", "bad", "awful", "poor", "paris", "london", "anna",
-         "lives", "in", "who", "where", "does", "?", ",", ".", "!", "un", "##able", "##s", "##ing", "ber", "##t"]
+WORDS = [
+    "the",
+    "film",
+    "was",
+    "good",
+    "great",
+    "fine",
+    "bad",
+    "awful",
+    "poor",
+    "paris",
+    "london",
+    "anna",
+    "lives",
+    "in",
+    "who",
+    "where",
+    "does",
+    "?",
+    ",",
+    ".",
+    "!",
+    "un",
+    "##able",
+    "##s",
+    "##ing",
+    "ber",
+    "##t",
+]
 SEQ, BATCH, CHOICES = 16, 4, 3
 EMBEDDER_SEQ = 6
 CLASS_LABELS = ("negative", "neutral", "positive")
@@ -62,9 +89,17 @@ def vocab_tokens(cased: bool) -> list[str]:
 def config(hidden_act: str):
     from keras_bert_lite import BertConfig
 
-    return BertConfig(vocab_size=120, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
-                      hidden_act=hidden_act, max_position_embeddings=64, hidden_dropout=0.0,
-                      attention_dropout=0.0)
+    return BertConfig(
+        vocab_size=120,
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=64,
+        hidden_act=hidden_act,
+        max_position_embeddings=64,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+    )
 
 
 def set_weights(model, seed: int) -> None:
@@ -84,8 +119,15 @@ def set_weights(model, seed: int) -> None:
 
 def build(name: str):
     """(model, export_hf keyword arguments except the vocabulary, cased) of MODELS[name]."""
-    from keras_bert_lite import (build_classifier, build_embedder, build_encoder, build_multiple_choice,
-                                 build_pretrainer, build_span_labeler, build_token_classifier)
+    from keras_bert_lite import (
+        build_classifier,
+        build_embedder,
+        build_encoder,
+        build_multiple_choice,
+        build_pretrainer,
+        build_span_labeler,
+        build_token_classifier,
+    )
 
     kind, hidden_act, seed, cased = MODELS[name]
     cfg = config(hidden_act)
@@ -99,8 +141,10 @@ def build(name: str):
         "multiple_choice": lambda: (build_multiple_choice(cfg, CHOICES, dropout=0.1), {}),
         "embedder": lambda: (build_embedder(cfg, normalize=True), {"seq_length": EMBEDDER_SEQ}),
         "embedder_joined": lambda: (build_embedder(cfg, pooling=("cls", "max", "mean_sqrt_len")), {}),
-        "multi_label": lambda: (build_classifier(cfg, 4, dropout=0.1), {"labels": TOPIC_LABELS,
-                                                                        "task_type": "multi_label"}),
+        "multi_label": lambda: (
+            build_classifier(cfg, 4, dropout=0.1),
+            {"labels": TOPIC_LABELS, "task_type": "multi_label"},
+        ),
     }[kind]()
     set_weights(model, seed)
     return model, kwargs, cased

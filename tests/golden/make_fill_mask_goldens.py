@@ -43,8 +43,10 @@ TEXTS = [
     "un[MASK]ably big, red[MASK][MASK] and small dogs went in the house.",
     "  naïve [MASK]\tcafé  ",
 ]
-WORDS = ("the capital of france is paris cat sat on mat she was walk ##ing to yesterday hello world not mask city "
-         "dog house un ##believ ##ably went big small red and in").split()
+WORDS = (
+    "the capital of france is paris cat sat on mat she was walk ##ing to yesterday hello world not mask city "
+    "dog house un ##believ ##ably went big small red and in"
+).split()
 
 
 def vocab_tokens() -> list[str]:
@@ -58,9 +60,17 @@ def vocab_tokens() -> list[str]:
 def make_masked_lm():
     """hf_tiny_masked_lm/: the model, its vocab.txt and tokenizer_config.json."""
     torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=64, hidden_act="gelu", max_position_embeddings=64,
-                                     type_vocab_size=2, layer_norm_eps=1e-12)
+    config = transformers.BertConfig(
+        vocab_size=120,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        hidden_act="gelu",
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        layer_norm_eps=1e-12,
+    )
     model = transformers.BertForMaskedLM(config).eval()
     with torch.no_grad():
         for _, p in model.named_parameters():
@@ -92,8 +102,12 @@ def predictions(model_dir: str) -> list:
 def main():
     make_masked_lm()
     models = {name: predictions(os.path.join(HERE, name)) for name in ("hf_tiny_masked_lm", "hf_tiny_pretraining")}
-    golden = {"texts": TEXTS, "top_k": TOP_K, "models": models,
-              "versions": [f"torch {torch.__version__}", f"transformers {transformers.__version__}"]}
+    golden = {
+        "texts": TEXTS,
+        "top_k": TOP_K,
+        "models": models,
+        "versions": [f"torch {torch.__version__}", f"transformers {transformers.__version__}"],
+    }
     with open(os.path.join(HERE, "fill_mask_goldens.json"), "w", encoding="utf-8") as f:
         json.dump(golden, f, indent=1, ensure_ascii=False)
         f.write("\n")

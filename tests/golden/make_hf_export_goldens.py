@@ -51,8 +51,12 @@ AUTO = {
 SENTENCE_FILES = ("modules.json", "1_Pooling/config.json", "sentence_bert_config.json")
 OUTPUTS = {
     "BertModel": ("last_hidden_state", "sequence_output", "pooler_output", "pooled_output"),
-    "BertForPreTraining": ("prediction_logits", "prediction_logits", "seq_relationship_logits",
-                           "seq_relationship_logits"),
+    "BertForPreTraining": (
+        "prediction_logits",
+        "prediction_logits",
+        "seq_relationship_logits",
+        "seq_relationship_logits",
+    ),
     "BertForSequenceClassification": ("logits", "logits"),
     "BertForTokenClassification": ("logits", "logits"),
     "BertForQuestionAnswering": ("start_logits", "start_logits", "end_logits", "end_logits"),
@@ -64,8 +68,8 @@ def inputs(rng, batch):
     lengths = np.linspace(SEQ, 5, batch).astype(int)
     mask = (np.arange(SEQ)[None] < lengths[:, None]).astype(np.int32)
     word_ids = rng.integers(5, 120, size=(batch, SEQ)).astype(np.int32)
-    word_ids[:, 0] = 2                                                        # [CLS]
-    word_ids[np.arange(batch), lengths - 1] = 3                               # [SEP]
+    word_ids[:, 0] = 2  # [CLS]
+    word_ids[np.arange(batch), lengths - 1] = 3  # [SEP]
     word_ids *= mask
     type_ids = ((np.arange(SEQ)[None] >= lengths[:, None] // 2) * mask).astype(np.int32)
     return word_ids, mask, type_ids
@@ -79,9 +83,11 @@ def sentence_goldens(name: str, directory: str) -> dict:
     for path in SENTENCE_FILES:
         with open(os.path.join(directory, path), encoding="utf-8") as f:
             files[path] = json.load(f)
-    return {f"{name}__sentence_embeddings": embeddings,
-            f"{name}__sentence_files": np.array(json.dumps(files, sort_keys=True)),
-            f"{name}__sentence_max_seq_length": np.array(model.max_seq_length)}
+    return {
+        f"{name}__sentence_embeddings": embeddings,
+        f"{name}__sentence_files": np.array(json.dumps(files, sort_keys=True)),
+        f"{name}__sentence_max_seq_length": np.array(model.max_seq_length),
+    }
 
 
 def pipeline_scores(directory: str) -> np.ndarray:
@@ -89,18 +95,25 @@ def pipeline_scores(directory: str) -> np.ndarray:
     classify = transformers.pipeline("text-classification", model=directory, top_k=None, device="cpu")
     config = transformers.AutoConfig.from_pretrained(directory)
     names = [config.id2label[i] for i in range(config.num_labels)]
-    return np.array([[{r["label"]: r["score"] for r in result}[n] for n in names]
-                     for result in classify(list(TEXTS))], np.float32)
+    return np.array(
+        [[{r["label"]: r["score"] for r in result}[n] for n in names] for result in classify(list(TEXTS))], np.float32
+    )
 
 
 def main(exports: str) -> None:
     rng = np.random.default_rng(0)
     word_ids, mask, type_ids = inputs(rng, BATCH)
     choices = [x.reshape(2, CHOICES, SEQ) for x in inputs(rng, 2 * CHOICES)]
-    golden = {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids,
-              "choice_word_ids": choices[0], "choice_mask": choices[1], "choice_type_ids": choices[2],
-              "texts": np.array(TEXTS),
-              "versions": np.array([f"torch {torch.__version__}", f"transformers {transformers.__version__}"])}
+    golden = {
+        "input_word_ids": word_ids,
+        "input_mask": mask,
+        "input_type_ids": type_ids,
+        "choice_word_ids": choices[0],
+        "choice_mask": choices[1],
+        "choice_type_ids": choices[2],
+        "texts": np.array(TEXTS),
+        "versions": np.array([f"torch {torch.__version__}", f"transformers {transformers.__version__}"]),
+    }
     for name in MODELS:
         directory = os.path.join(exports, name)
         with open(os.path.join(directory, "config.json"), encoding="utf-8") as f:
@@ -111,11 +124,13 @@ def main(exports: str) -> None:
         problems = {k: v for k, v in info.items() if v}
         assert not problems, f"{name}: transformers did not load the export cleanly: {problems}"
         model.eval()
-        feed = (choices if architecture == "BertForMultipleChoice" else (word_ids, mask, type_ids))
+        feed = choices if architecture == "BertForMultipleChoice" else (word_ids, mask, type_ids)
         with torch.no_grad():
-            out = model(input_ids=torch.tensor(feed[0], dtype=torch.long),
-                        attention_mask=torch.tensor(feed[1], dtype=torch.long),
-                        token_type_ids=torch.tensor(feed[2], dtype=torch.long))
+            out = model(
+                input_ids=torch.tensor(feed[0], dtype=torch.long),
+                attention_mask=torch.tensor(feed[1], dtype=torch.long),
+                token_type_ids=torch.tensor(feed[2], dtype=torch.long),
+            )
         pairs = OUTPUTS[architecture]
         for theirs, ours in zip(pairs[::2], pairs[1::2]):
             golden[f"{name}__{ours}"] = getattr(out, theirs).numpy().astype(np.float32)
@@ -124,8 +139,9 @@ def main(exports: str) -> None:
         golden[f"{name}__token_ids"] = np.array(json.dumps(ids))
         golden[f"{name}__config"] = np.array(json.dumps(config, sort_keys=True))
         tensors = load_file(os.path.join(directory, "model.safetensors"))
-        golden[f"{name}__tensors"] = np.array(json.dumps(
-            [[key, list(value.shape), fingerprint(value)] for key, value in sorted(tensors.items())]))
+        golden[f"{name}__tensors"] = np.array(
+            json.dumps([[key, list(value.shape), fingerprint(value)] for key, value in sorted(tensors.items())])
+        )
         if config.get("problem_type") == "multi_label_classification":
             golden[f"{name}__pipeline_scores"] = pipeline_scores(directory)
         if os.path.isfile(os.path.join(directory, SENTENCE_FILES[0])):

@@ -30,19 +30,25 @@ OUTPUT = pathlib.Path(__file__).resolve().parent / "metrics_goldens.json"
 def scores(y, p, binary=False):
     y, p = np.asarray(y), np.asarray(p)
     if binary:
-        return {"binary_f1": sklearn.metrics.f1_score(y, p, zero_division=0),
-                "matthews_corrcoef": sklearn.metrics.matthews_corrcoef(y, p)}
-    return {"accuracy": sklearn.metrics.accuracy_score(y, p),
+        return {
+            "binary_f1": sklearn.metrics.f1_score(y, p, zero_division=0),
             "matthews_corrcoef": sklearn.metrics.matthews_corrcoef(y, p),
-            "macro_f1": sklearn.metrics.f1_score(y, p, average="macro")}
+        }
+    return {
+        "accuracy": sklearn.metrics.accuracy_score(y, p),
+        "matthews_corrcoef": sklearn.metrics.matthews_corrcoef(y, p),
+        "macro_f1": sklearn.metrics.f1_score(y, p, average="macro"),
+    }
 
 
 def multi_label_scores(y, p):
     y, p = np.asarray(y), np.asarray(p)
-    return {"label_f1": sklearn.metrics.f1_score(y, p, average=None, zero_division=0).tolist(),
-            "micro_f1": sklearn.metrics.f1_score(y, p, average="micro", zero_division=0),
-            "macro_f1": sklearn.metrics.f1_score(y, p, average="macro", zero_division=0),
-            "exact_match": sklearn.metrics.accuracy_score(y, p)}
+    return {
+        "label_f1": sklearn.metrics.f1_score(y, p, average=None, zero_division=0).tolist(),
+        "micro_f1": sklearn.metrics.f1_score(y, p, average="micro", zero_division=0),
+        "macro_f1": sklearn.metrics.f1_score(y, p, average="macro", zero_division=0),
+        "exact_match": sklearn.metrics.accuracy_score(y, p),
+    }
 
 
 def multi_label_cases():
@@ -53,8 +59,11 @@ def multi_label_cases():
         p = np.where(rng.random((120, 4)) < 0.2, 1 - y, y)
         cases.append({"labels": y.tolist(), "predictions": p.tolist(), "scores": multi_label_scores(y, p)})
     # The third label is never true nor predicted (its F1 0, in the macro mean); nothing predicted; all right.
-    for y, p in (([[1, 0, 0], [0, 1, 0], [1, 1, 0]], [[1, 1, 0], [0, 0, 0], [1, 0, 0]]),
-                 ([[1, 0], [0, 1]], [[0, 0], [0, 0]]), ([[1, 0], [1, 1]], [[1, 0], [1, 1]])):
+    for y, p in (
+        ([[1, 0, 0], [0, 1, 0], [1, 1, 0]], [[1, 1, 0], [0, 0, 0], [1, 0, 0]]),
+        ([[1, 0], [0, 1]], [[0, 0], [0, 0]]),
+        ([[1, 0], [1, 1]], [[1, 0], [1, 1]]),
+    ):
         cases.append({"labels": y, "predictions": p, "scores": multi_label_scores(y, p)})
     return cases
 
@@ -73,9 +82,19 @@ def main():
     # predicted (F1 undefined, 0), in the second every label and prediction is positive (F1 1).
     for y, p in (([0, 1, 0, 1], [0, 0, 0, 0]), ([1, 1, 1], [1, 1, 1])):
         cases.append({"labels": y, "predictions": p, "scores": scores(y, p, binary=True)})
-    OUTPUT.write_text(json.dumps({"scikit_learn": sklearn.__version__, "numpy": np.__version__,
-                                  "python": sys.version.split()[0], "cases": cases,
-                                  "multi_label_cases": multi_label_cases()}, indent=None) + "\n")
+    OUTPUT.write_text(
+        json.dumps(
+            {
+                "scikit_learn": sklearn.__version__,
+                "numpy": np.__version__,
+                "python": sys.version.split()[0],
+                "cases": cases,
+                "multi_label_cases": multi_label_cases(),
+            },
+            indent=None,
+        )
+        + "\n"
+    )
     print(f"wrote {OUTPUT}: {len(cases)} cases (scikit-learn {sklearn.__version__})")
 
 

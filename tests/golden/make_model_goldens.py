@@ -69,23 +69,38 @@ def make_minilm():
         type_ids[i, : len(row)] = trow
         mask[i, : len(row)] = 1
     with torch.no_grad():
-        out = model(input_ids=torch.tensor(word_ids, dtype=torch.long),
-                    attention_mask=torch.tensor(mask, dtype=torch.long),
-                    token_type_ids=torch.tensor(type_ids, dtype=torch.long))
-    np.savez(os.path.join(HERE, "minilm_encoder.npz"),
-             input_word_ids=word_ids, input_mask=mask, input_type_ids=type_ids,
-             sequence_output=out.last_hidden_state.numpy().astype(np.float32),
-             pooled_output=out.pooler_output.numpy().astype(np.float32),
-             text_a=np.array(a), text_b=np.array([x or "" for x in b]),
-             versions=np.array([f"torch {torch.__version__}", f"transformers {transformers.__version__}"]))
+        out = model(
+            input_ids=torch.tensor(word_ids, dtype=torch.long),
+            attention_mask=torch.tensor(mask, dtype=torch.long),
+            token_type_ids=torch.tensor(type_ids, dtype=torch.long),
+        )
+    np.savez(
+        os.path.join(HERE, "minilm_encoder.npz"),
+        input_word_ids=word_ids,
+        input_mask=mask,
+        input_type_ids=type_ids,
+        sequence_output=out.last_hidden_state.numpy().astype(np.float32),
+        pooled_output=out.pooler_output.numpy().astype(np.float32),
+        text_a=np.array(a),
+        text_b=np.array([x or "" for x in b]),
+        versions=np.array([f"torch {torch.__version__}", f"transformers {transformers.__version__}"]),
+    )
     print("minilm_encoder.npz:", word_ids.shape, "lengths", mask.sum(1).tolist())
 
 
 def make_tiny_pretraining():
     torch.manual_seed(0)
-    config = transformers.BertConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                     intermediate_size=64, hidden_act="gelu_new", max_position_embeddings=64,
-                                     type_vocab_size=2, layer_norm_eps=1e-12)
+    config = transformers.BertConfig(
+        vocab_size=120,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        hidden_act="gelu_new",
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        layer_norm_eps=1e-12,
+    )
     model = transformers.BertForPreTraining(config).eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -100,16 +115,25 @@ def make_tiny_pretraining():
     mask = (np.arange(seq)[None] < lengths[:, None]).astype(np.int32)
     word_ids *= mask
     type_ids = ((np.arange(seq)[None] >= lengths[:, None] // 2) * mask).astype(np.int32)
-    positions = np.stack([rng.choice(max(l, 3), size=3, replace=False) for l in lengths]).astype(np.int32)
+    positions = np.stack([rng.choice(max(n, 3), size=3, replace=False) for n in lengths]).astype(np.int32)
     with torch.no_grad():
-        out = model(input_ids=torch.tensor(word_ids, dtype=torch.long),
-                    attention_mask=torch.tensor(mask, dtype=torch.long),
-                    token_type_ids=torch.tensor(type_ids, dtype=torch.long), output_hidden_states=True)
+        out = model(
+            input_ids=torch.tensor(word_ids, dtype=torch.long),
+            attention_mask=torch.tensor(mask, dtype=torch.long),
+            token_type_ids=torch.tensor(type_ids, dtype=torch.long),
+            output_hidden_states=True,
+        )
     mlm = np.take_along_axis(out.prediction_logits.numpy(), positions[..., None].astype(np.int64), axis=1)
-    np.savez(os.path.join(HERE, "hf_tiny_pretraining.npz"),
-             input_word_ids=word_ids, input_mask=mask, input_type_ids=type_ids, masked_lm_positions=positions,
-             mlm_logits=mlm.astype(np.float32), nsp_logits=out.seq_relationship_logits.numpy().astype(np.float32),
-             sequence_output=out.hidden_states[-1].numpy().astype(np.float32))
+    np.savez(
+        os.path.join(HERE, "hf_tiny_pretraining.npz"),
+        input_word_ids=word_ids,
+        input_mask=mask,
+        input_type_ids=type_ids,
+        masked_lm_positions=positions,
+        mlm_logits=mlm.astype(np.float32),
+        nsp_logits=out.seq_relationship_logits.numpy().astype(np.float32),
+        sequence_output=out.hidden_states[-1].numpy().astype(np.float32),
+    )
     print("hf_tiny_pretraining:", sorted(os.listdir(out_dir)))
 
 

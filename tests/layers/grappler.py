@@ -16,8 +16,14 @@ def optimized_graph(function, *args):
         metadata = context.context().export_run_metadata()
     finally:
         context.context().disable_run_metadata()
-    body = {op.name for op in function.get_concrete_function(*args).graph.get_operations()
-            if op.type not in ("Placeholder", "NoOp", "Identity")}   # become _Arg/_Retval nodes or are pruned
-    (graph,) = [g.post_optimization_graph for g in metadata.function_graphs
-                if body <= {node.name for node in g.pre_optimization_graph.node}]
+    body = {
+        op.name
+        for op in function.get_concrete_function(*args).graph.get_operations()
+        if op.type not in ("Placeholder", "NoOp", "Identity")
+    }  # become _Arg/_Retval nodes or are pruned
+    (graph,) = [
+        g.post_optimization_graph
+        for g in metadata.function_graphs
+        if body <= {node.name for node in g.pre_optimization_graph.node}
+    ]
     return graph

@@ -13,10 +13,10 @@ GRID = np.linspace(-12.0, 12.0, 4001, dtype=np.float32)
 
 
 def _reference(name: str, x: float) -> float:
-    if name == "gelu":                       # HF's "gelu": x * Phi(x)
+    if name == "gelu":  # HF's "gelu": x * Phi(x)
         return 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0)))
-    if name == "gelu_approx":                # google-research/bert modeling.py's gelu
-        return 0.5 * x * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    if name == "gelu_approx":  # google-research/bert modeling.py's gelu
+        return 0.5 * x * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
     return max(x, 0.0)
 
 
@@ -48,7 +48,7 @@ def test_unknown_activation_names_the_choices():
 @pytest.mark.parametrize("dtype, tol", [("float32", 2e-6), ("bfloat16", 1e-2)])
 def test_fused_training_gelu_has_the_plain_forms_value_and_gradient(name, dtype, tol):
     x = tf.cast(tf.constant(GRID), dtype)
-    dy = tf.cast(tf.constant(np.cos(GRID)), dtype)              # a non-trivial upstream gradient
+    dy = tf.cast(tf.constant(np.cos(GRID)), dtype)  # a non-trivial upstream gradient
 
     def value_and_grad(fn):
         with tf.GradientTape() as tape:
@@ -61,10 +61,12 @@ def test_fused_training_gelu_has_the_plain_forms_value_and_gradient(name, dtype,
         run = value_and_grad if mode == "eager" else tf.function(value_and_grad)
         (want_y, want_dx), (got_y, got_dx) = run(plain), run(fused)
         assert got_y.dtype == got_dx.dtype == x.dtype
-        np.testing.assert_allclose(np.asarray(tf.cast(got_y, tf.float32)), np.asarray(tf.cast(want_y, tf.float32)),
-                                   rtol=tol, atol=tol)
-        np.testing.assert_allclose(np.asarray(tf.cast(got_dx, tf.float32)),
-                                   np.asarray(tf.cast(want_dx, tf.float32)), rtol=tol, atol=tol)
+        np.testing.assert_allclose(
+            np.asarray(tf.cast(got_y, tf.float32)), np.asarray(tf.cast(want_y, tf.float32)), rtol=tol, atol=tol
+        )
+        np.testing.assert_allclose(
+            np.asarray(tf.cast(got_dx, tf.float32)), np.asarray(tf.cast(want_dx, tf.float32)), rtol=tol, atol=tol
+        )
 
 
 def test_relu_has_no_separate_training_form():

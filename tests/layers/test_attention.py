@@ -29,7 +29,7 @@ def reference(layer, x, mask):
     kernel, bias, out_kernel, out_bias = (w.astype("float64") for w in layer.get_weights())
     b, s, _ = x.shape
     heads = (x.astype("float64") @ kernel + bias).reshape(b, s, 3, HEADS, H // HEADS).transpose(2, 0, 3, 1, 4)
-    q, k, v = heads                                                                      # [b, N, s, d] each
+    q, k, v = heads  # [b, N, s, d] each
     scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(H // HEADS) + (1.0 - mask[:, None, None, :]) * -1e9
     probs = np.exp(scores - scores.max(-1, keepdims=True))
     probs /= probs.sum(-1, keepdims=True)
@@ -49,13 +49,14 @@ def test_both_forms_are_the_papers_attention(penalty_in_matmul, policy, monkeypa
     layer.set_weights([rng.normal(scale=0.5, size=w.shape).astype("float32") for w in layer.get_weights()])
     out = np.asarray(layer(X, MASK), "float32")
     expected = reference(layer, X, MASK)
-    real = MASK.any(axis=1)             # an all-padding row only has to be finite: its weights are arbitrary
+    real = MASK.any(axis=1)  # an all-padding row only has to be finite: its weights are arbitrary
     atol = TOLERANCE[policy] * np.abs(expected).max()
     np.testing.assert_allclose(out[real], expected[real], atol=atol, rtol=0)
-    assert np.isfinite(out).all()       # float16 too: its penalty is finite there
+    assert np.isfinite(out).all()  # float16 too: its penalty is finite there
     rows = np.asarray(layer(X, MASK, query_positions=POSITIONS), "float32")
-    np.testing.assert_allclose(rows[real], np.take_along_axis(expected, POSITIONS[..., None], 1)[real],
-                               atol=atol, rtol=0)
+    np.testing.assert_allclose(
+        rows[real], np.take_along_axis(expected, POSITIONS[..., None], 1)[real], atol=atol, rtol=0
+    )
 
 
 def score_matmuls(encoder, inputs):
@@ -78,10 +79,14 @@ def test_the_score_matmul_feeds_the_softmax_in_every_layer(penalty_in_matmul, mo
     # penalty named inside a layer's scope, Grappler's input order fused only layers whose names sorted before
     # it: 3 of BERT-base's 12). With the penalty in the matmul, nothing is left to fuse.
     monkeypatch.setattr(attention_module, "matmul_post_ops_take_a_pass", lambda: penalty_in_matmul)
-    config = BertConfig(vocab_size=50, hidden_size=16, num_layers=12, num_heads=2, intermediate_size=32,
-                        max_position_embeddings=8)
-    inputs = {"input_word_ids": tf.constant(rng.integers(0, 50, (4, 6)), tf.int32),
-              "input_mask": tf.constant(MASK), "input_type_ids": tf.zeros((4, 6), tf.int32)}
+    config = BertConfig(
+        vocab_size=50, hidden_size=16, num_layers=12, num_heads=2, intermediate_size=32, max_position_embeddings=8
+    )
+    inputs = {
+        "input_word_ids": tf.constant(rng.integers(0, 50, (4, 6)), tf.int32),
+        "input_mask": tf.constant(MASK),
+        "input_type_ids": tf.zeros((4, 6), tf.int32),
+    }
     matmuls = score_matmuls(build_encoder(config), inputs)
     assert len(matmuls) == config.num_layers
     expected = {"BatchMatMulV2", "BatchMatMulV3"} if penalty_in_matmul else {"_MklFusedBatchMatMulV2"}

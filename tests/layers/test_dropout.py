@@ -8,8 +8,8 @@ import tensorflow as tf
 from keras_bert_lite.layers import Uint16MaskDropout
 
 RATE = 0.1
-THRESHOLD = round(RATE * 65536)                    # 6554: P(drop) = 0.100006
-SCALE = np.float32(65536 / (65536 - THRESHOLD))    # 1.1111193, not Keras' 1 / 0.9 = 1.1111112
+THRESHOLD = round(RATE * 65536)  # 6554: P(drop) = 0.100006
+SCALE = np.float32(65536 / (65536 - THRESHOLD))  # 1.1111193, not Keras' 1 / 0.9 = 1.1111112
 KERAS_SCALE = np.float32(1 / (1 - RATE))
 
 
@@ -22,18 +22,21 @@ def test_config_is_keras_dropout_config():
 
 @pytest.mark.parametrize("how", ["eager", "graph", "xla"])
 def test_drop_rate_expected_value_and_scale(how):
-    x = tf.ones([64, 128, 256])                                   # 2M elements: rate's std 0.0002
+    x = tf.ones([64, 128, 256])  # 2M elements: rate's std 0.0002
     layer = Uint16MaskDropout(RATE, seed=1)
-    fn = (lambda t: layer(t, training=True)) if how == "eager" else tf.function(
-        lambda t: layer(t, training=True), jit_compile=how == "xla")
+    fn = (
+        (lambda t: layer(t, training=True))
+        if how == "eager"
+        else tf.function(lambda t: layer(t, training=True), jit_compile=how == "xla")
+    )
     y = fn(x).numpy()
     dropped = y == 0
     assert abs(dropped.mean() - THRESHOLD / 65536) < 0.001
-    np.testing.assert_array_equal(y[~dropped], SCALE)            # the 16-bit path ran, with the exact scale
+    np.testing.assert_array_equal(y[~dropped], SCALE)  # the 16-bit path ran, with the exact scale
     assert abs(y.mean() - 1.0) < 0.002
     # Neighbouring elements come from the two halves of one uint32: they must still be independent.
     pair_both_dropped = (dropped[..., 0::2] & dropped[..., 1::2]).mean()
-    assert abs(pair_both_dropped - RATE ** 2) < 0.001
+    assert abs(pair_both_dropped - RATE**2) < 0.001
 
 
 def test_inference_is_identity_and_masks_change_per_call():
@@ -84,5 +87,5 @@ def test_extreme_rates(rate):
     y = Uint16MaskDropout(rate, seed=8)(x, training=True).numpy()
     if rate == 1.0:
         np.testing.assert_array_equal(y, 0.0)
-    else:                                   # 0, and 1e-6 (rounds to 0 of 65536 levels): Keras' path keeps all
+    else:  # 0, and 1e-6 (rounds to 0 of 65536 levels): Keras' path keeps all
         np.testing.assert_allclose(y, x.numpy() / (1 - rate), rtol=1e-6)

@@ -35,7 +35,7 @@ def pair(shape):
 def run(fn, x, how):
     if how == "eager":
         return fn(x)
-    if how == "dynamic_shapes":   # as exports and Keras' predict trace it
+    if how == "dynamic_shapes":  # as exports and Keras' predict trace it
         spec = tf.TensorSpec([None] * (len(x.shape) - 1) + [H], tf.float32)
         return tf.function(fn, input_signature=[spec])(x)
     return tf.function(fn, jit_compile=how == "xla")(x)
@@ -45,7 +45,7 @@ def exact(x, gamma, beta, eps=1e-12):
     """LayerNorm of float32 `x` in float64."""
     x = x.astype(np.float64)
     centered = x - x.mean(-1, keepdims=True)
-    return centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + eps) * gamma + beta
+    return centered / np.sqrt((centered**2).mean(-1, keepdims=True) + eps) * gamma + beta
 
 
 @pytest.mark.parametrize("how", ["eager", "graph", "dynamic_shapes", "xla"])
@@ -79,6 +79,7 @@ def test_gradients_equal_keras(how):
                 tape.watch(x)
                 loss = tf.reduce_sum(layer(x) * upstream)
             return tape.gradient(loss, [x, *layer.trainable_variables])
+
         return [g.numpy() for g in tf.function(fn, jit_compile=how == "xla")(x)]
 
     for got, expected in zip(grads(ours), grads(theirs)):
@@ -104,8 +105,10 @@ def cpu_flags() -> set:
 
 # TensorFlow's remapper fuses bfloat16 oneDNN kernels only where the CPU has AVX-512 (or AVX-NE-CONVERT): on an
 # AVX2-only CPU the bfloat16 graph keeps its separate ops.
-needs_onednn_bfloat16 = pytest.mark.skipif(not (onednn_enabled() and cpu_flags() & {"avx512f", "avx_ne_convert"}),
-                                           reason="oneDNN fuses bfloat16 kernels only on AVX-512 CPUs")
+needs_onednn_bfloat16 = pytest.mark.skipif(
+    not (onednn_enabled() and cpu_flags() & {"avx512f", "avx_ne_convert"}),
+    reason="oneDNN fuses bfloat16 kernels only on AVX-512 CPUs",
+)
 
 
 @needs_onednn
@@ -143,17 +146,18 @@ def test_keras_form_where_no_fused_kernel_exists(monkeypatch):
     x = tf.ones((4, H))
     ops_of = lambda fn: {op.type for op in fn.get_concrete_function(x).graph.get_operations()}  # noqa: E731
     assert "FusedBatchNormV3" in ops_of(tf.function(ours))
-    assert "FusedBatchNormV3" not in ops_of(tf.function(ours, jit_compile=True))      # XLA fuses Keras' form
+    assert "FusedBatchNormV3" not in ops_of(tf.function(ours, jit_compile=True))  # XLA fuses Keras' form
     monkeypatch.setattr(tf_internals, "cpu_only", lambda: False)
-    assert "FusedBatchNormV3" not in ops_of(tf.function(ours))                         # a GPU is visible
+    assert "FusedBatchNormV3" not in ops_of(tf.function(ours))  # a GPU is visible
 
 
 def test_mixed_precision_computes_in_float32():
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     ours = FusedLayerNorm(epsilon=1e-12)
-    x = rng.normal(size=(4, H)).astype("float32") * 100 + 1000   # bfloat16 statistics would be far off
+    x = rng.normal(size=(4, H)).astype("float32") * 100 + 1000  # bfloat16 statistics would be far off
     y = tf.function(ours)(tf.constant(x, tf.bfloat16))
     assert y.dtype == tf.bfloat16 and ours.gamma.dtype == "float32"
-    expected = keras.layers.LayerNormalization(epsilon=1e-12, dtype="float32")(tf.cast(tf.constant(x, tf.bfloat16),
-                                                                                      tf.float32))
+    expected = keras.layers.LayerNormalization(epsilon=1e-12, dtype="float32")(
+        tf.cast(tf.constant(x, tf.bfloat16), tf.float32)
+    )
     np.testing.assert_allclose(tf.cast(y, tf.float32).numpy(), expected.numpy(), atol=0.05)

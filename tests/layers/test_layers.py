@@ -6,9 +6,19 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert_lite.layers import (BertEmbeddings, BertPooler, FoldChoices, FusedLayerNorm, LogitsHead,
-                                    MaskedLMHead, MultiHeadSelfAttention, MultipleChoiceHead, SentencePooling, SpanHead,
-                                    TransformerEncoderBlock)
+from keras_bert_lite.layers import (
+    BertEmbeddings,
+    BertPooler,
+    FoldChoices,
+    FusedLayerNorm,
+    LogitsHead,
+    MaskedLMHead,
+    MultiHeadSelfAttention,
+    MultipleChoiceHead,
+    SentencePooling,
+    SpanHead,
+    TransformerEncoderBlock,
+)
 
 H = 16
 rng = np.random.default_rng(0)
@@ -22,8 +32,7 @@ CASES = [
     (BertEmbeddings(11, H, 8, 2, dropout=0.0), (IDS, MASK)),
     (MultiHeadSelfAttention(H, 4, dropout=0.0), (X, MASK)),
     (FusedLayerNorm(epsilon=1e-12), (X,)),
-    (TransformerEncoderBlock(H, 4, 32, hidden_act="gelu_approx", hidden_dropout=0.0, attention_dropout=0.0),
-     (X, MASK)),
+    (TransformerEncoderBlock(H, 4, 32, hidden_act="gelu_approx", hidden_dropout=0.0, attention_dropout=0.0), (X, MASK)),
     (BertPooler(H), (X,)),
     (MaskedLMHead(11, H, hidden_act="relu"), (X, np.array([[0, 2], [1, 4]], "int32"), TABLE)),
     (LogitsHead(3, H, dropout=0.0), (X,)),
@@ -50,8 +59,9 @@ def test_serialization_round_trip_gives_identical_outputs(layer, args):
     clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
     clone(*args)
     clone.set_weights(layer.get_weights())
-    keras.tree.map_structure(lambda a, b: np.testing.assert_array_equal(np.asarray(a), np.asarray(b)),
-                             out, clone(*args))
+    keras.tree.map_structure(
+        lambda a, b: np.testing.assert_array_equal(np.asarray(a), np.asarray(b)), out, clone(*args)
+    )
 
 
 @pytest.mark.parametrize("heads", [4, 2])
@@ -64,7 +74,7 @@ def test_attention_ignores_padded_keys(heads):
     np.testing.assert_allclose(out2[0, :3], out[0, :3], atol=1e-5)
 
 
-POSITIONS = np.array([[0, 2, 4, 2], [4, 1, 0, 3]], "int32")   # repeated and padded positions too
+POSITIONS = np.array([[0, 2, 4, 2], [4, 1, 0, 3]], "int32")  # repeated and padded positions too
 
 
 def _gather(x, positions):
@@ -75,9 +85,10 @@ def _gather(x, positions):
 def test_attention_query_positions_give_the_full_output_there(heads):
     attention = MultiHeadSelfAttention(H, heads, dropout=0.0)
     full = attention(X, MASK).numpy()
-    np.testing.assert_allclose(attention(X, MASK, query_positions=POSITIONS).numpy(), _gather(full, POSITIONS),
-                               atol=1e-5)
-    rows = attention(X.reshape(-1, H), MASK, query_positions=POSITIONS).numpy()   # token-row input
+    np.testing.assert_allclose(
+        attention(X, MASK, query_positions=POSITIONS).numpy(), _gather(full, POSITIONS), atol=1e-5
+    )
+    rows = attention(X.reshape(-1, H), MASK, query_positions=POSITIONS).numpy()  # token-row input
     np.testing.assert_allclose(rows, _gather(full, POSITIONS).reshape(-1, H), atol=1e-5)
 
 
@@ -87,16 +98,18 @@ def test_block_output_positions_give_the_full_output_there():
     out = block(X, MASK, output_positions=POSITIONS)
     assert out.shape == (2, 4, H)
     np.testing.assert_allclose(out.numpy(), _gather(full, POSITIONS), atol=1e-5)
-    symbolic = block(keras.Input((None, H)), keras.Input((None,), dtype="int32"),
-                     output_positions=keras.Input((4,), dtype="int32"))
+    symbolic = block(
+        keras.Input((None, H)), keras.Input((None,), dtype="int32"), output_positions=keras.Input((4,), dtype="int32")
+    )
     assert symbolic.shape == (None, 4, H)
 
 
 def test_masked_lm_head_takes_gathered_vectors():
     head = MaskedLMHead(11, H)
     positions = np.array([[0, 2], [1, 4]], "int32")
-    np.testing.assert_allclose(head(_gather(X, positions), None, TABLE).numpy(), head(X, positions, TABLE).numpy(),
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        head(_gather(X, positions), None, TABLE).numpy(), head(X, positions, TABLE).numpy(), atol=1e-6
+    )
 
 
 def test_all_padding_row_is_finite():
@@ -127,7 +140,7 @@ def test_mixed_precision_keeps_softmax_layernorm_and_logits_in_float32(policy):
     block = TransformerEncoderBlock(H, 4, 32)
     y = block(X, MASK)
     assert keras.backend.standardize_dtype(y.dtype) == policy.split("_")[1]
-    assert block.attention_layer_norm.gamma.dtype == "float32"   # variables stay float32
+    assert block.attention_layer_norm.gamma.dtype == "float32"  # variables stay float32
     logits = LogitsHead(3, H)(y)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     assert np.isfinite(np.asarray(logits, "float32")).all()

@@ -26,7 +26,7 @@ def test_each_mode_ignores_padding(mode):
     out = SentencePooling(mode)(X, MASK).numpy()
     np.testing.assert_allclose(out, reference(mode, X, MASK), rtol=1e-6, atol=1e-6)
     padded = X.copy()
-    padded[MASK == 0] = 1e3                          # garbage in the padding changes nothing
+    padded[MASK == 0] = 1e3  # garbage in the padding changes nothing
     np.testing.assert_array_equal(SentencePooling(mode)(padded, MASK).numpy(), out)
 
 

@@ -9,7 +9,7 @@ from keras_bert_lite.layers.positions import gather_positions
 def test_gathers_each_sequences_rows_and_scatters_the_gradient_back_summing_repeats():
     rng = np.random.default_rng(0)
     sequence = tf.constant(rng.normal(size=(3, 7, 4)).astype("float32"))
-    positions = np.array([[0, 6, 6], [3, 1, 0], [2, 2, 2]])        # repeats, as padded masked-LM positions are
+    positions = np.array([[0, 6, 6], [3, 1, 0], [2, 2, 2]])  # repeats, as padded masked-LM positions are
     with tf.GradientTape() as tape:
         tape.watch(sequence)
         got = gather_positions(sequence, tf.constant(positions, tf.int64))

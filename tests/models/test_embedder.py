@@ -8,8 +8,11 @@ import pytest
 
 import keras_bert_lite as kbl
 from keras_bert_lite.checkpoints import embedding_settings
-from keras_bert_lite.sentence_transformers_files import (EmbeddingSettings, read_embedding_settings,
-                                                         write_embedding_settings)
+from keras_bert_lite.sentence_transformers_files import (
+    EmbeddingSettings,
+    read_embedding_settings,
+    write_embedding_settings,
+)
 from keras_bert_lite.utils.errors import InputFileError
 from tests.conftest import GOLDEN_DIR, random_inputs
 
@@ -31,8 +34,9 @@ def test_an_embedder_survives_a_keras_file(tmp_path, tiny_config):
     embedder = kbl.build_embedder(tiny_config, pooling=("max", "mean"), normalize=True)
     embedder.save(tmp_path / "embedder.keras")
     inputs = random_inputs(tiny_config)
-    np.testing.assert_array_equal(kbl.load_embedder(str(tmp_path / "embedder.keras"))(inputs).numpy(),
-                                  embedder(inputs).numpy())
+    np.testing.assert_array_equal(
+        kbl.load_embedder(str(tmp_path / "embedder.keras"))(inputs).numpy(), embedder(inputs).numpy()
+    )
 
 
 def test_minilm_pools_as_its_files_say(minilm_dir):
@@ -48,7 +52,7 @@ def test_settings_round_trip_through_sentence_transformers_files(tmp_path):
     assert json.loads((tmp_path / "1_Pooling" / "config.json").read_text())["word_embedding_dimension"] == 32
     with pytest.raises(ValueError, match="sentence-transformers joins modes in the order"):
         write_embedding_settings(str(tmp_path), EmbeddingSettings(("mean", "cls")), dimension=32)
-    assert read_embedding_settings(str(tmp_path / "1_Pooling")) is None          # no modules.json
+    assert read_embedding_settings(str(tmp_path / "1_Pooling")) is None  # no modules.json
 
 
 def test_a_projection_module_is_refused_by_name(tmp_path):

@@ -24,6 +24,7 @@ def loss_and_gradient(fn, labels, logits, weights, jit_compile=False):
             ce, hits = fn(labels, logits)
             loss = tf.reduce_sum(ce * weights)
         return ce, hits, tape.gradient(loss, logits)
+
     return [t.numpy() for t in run(logits)]
 
 
@@ -36,7 +37,7 @@ def test_equals_keras_cross_entropy_accuracy_and_gradient(scale, jit_compile):
     # A third of the rows predict their label (hits), the rest mostly do not.
     logits[:, ::3][np.arange(4)[:, None], np.arange(3)[None], labels.numpy()[:, ::3]] += 10 * scale
     logits = tf.constant(logits.astype("float32"))
-    weights = tf.constant(rng.integers(0, 2, shape).astype("float32"))   # padding predictions weigh 0
+    weights = tf.constant(rng.integers(0, 2, shape).astype("float32"))  # padding predictions weigh 0
 
     ce, hits, grad = loss_and_gradient(masked_lm_cross_entropy, labels, logits, weights, jit_compile)
     ref_ce, ref_hits, ref_grad = loss_and_gradient(keras_reference, labels, logits, weights)
@@ -49,7 +50,7 @@ def test_equals_keras_cross_entropy_accuracy_and_gradient(scale, jit_compile):
 
 
 def test_stays_finite_where_the_label_probability_underflows():
-    logits = tf.constant([[0.0, 200.0, -200.0]])          # p(label 2) = exp(-400): 0 in float32
+    logits = tf.constant([[0.0, 200.0, -200.0]])  # p(label 2) = exp(-400): 0 in float32
     ce, hits = masked_lm_cross_entropy(tf.constant([2]), logits)
     np.testing.assert_allclose(ce.numpy(), [400.0], rtol=1e-6)
     assert hits.numpy().tolist() == [0.0]

@@ -36,7 +36,7 @@ def test_outputs_equal_the_full_graph(tiny_config, dtype, monkeypatch):
     sparse = model(inputs, training=False)
     monkeypatch.undo()
     full = _full_graph(model)(inputs, training=False)
-    np.testing.assert_array_equal(seen[0], [[0, 1, 5, 11], [0, 0, 7, 7], [0, 3, 0, 0]])   # [CLS] + masked only
+    np.testing.assert_array_equal(seen[0], [[0, 1, 5, 11], [0, 0, 7, 7], [0, 3, 0, 0]])  # [CLS] + masked only
     assert sparse["mlm_logits"].shape == (3, 3, tiny_config.vocab_size) and sparse["nsp_logits"].shape == (3, 2)
     for name in ("mlm_logits", "nsp_logits"):
         np.testing.assert_allclose(sparse[name].numpy(), full[name].numpy(), atol=1e-5)
@@ -63,7 +63,7 @@ def test_gradients_equal_the_full_graph(no_dropout_config, jit_compile):
         np.testing.assert_allclose(a, b, atol=1e-4, rtol=1e-4, err_msg=variable.path)
     last_ffn = model.encoder.get_layer("layer_1").output_dense.kernel.path
     paths = [variable.path for variable in model.trainable_variables]
-    assert np.abs(sparse_grads[paths.index(last_ffn)].numpy()).max() > 0   # the last block is trained
+    assert np.abs(sparse_grads[paths.index(last_ffn)].numpy()).max() > 0  # the last block is trained
 
 
 def test_mixed_precision_keeps_float32_logits(tiny_config):
@@ -79,5 +79,4 @@ def test_no_predictions_still_gives_next_sentence_logits(tiny_config):
     inputs = dict(_inputs(tiny_config), masked_lm_positions=np.zeros((3, 0), "int32"))
     out = model(inputs, training=False)
     assert out["mlm_logits"].shape == (3, 0, tiny_config.vocab_size)
-    np.testing.assert_allclose(out["nsp_logits"].numpy(), _full_graph(model)(inputs)["nsp_logits"].numpy(),
-                               atol=1e-5)
+    np.testing.assert_allclose(out["nsp_logits"].numpy(), _full_graph(model)(inputs)["nsp_logits"].numpy(), atol=1e-5)

@@ -28,15 +28,14 @@ def numpy_reference(anchors, positives, scale):
 
 @pytest.mark.parametrize("scale", [1.0, 20.0, 100.0])
 def test_equals_the_numpy_reference(scale):
-    anchors, positives = rng.normal(size=(2, 7, 16)).astype("float32") * [[[3.0]], [[0.2]]]   # lengths matter not
+    anchors, positives = rng.normal(size=(2, 7, 16)).astype("float32") * [[[3.0]], [[0.2]]]  # lengths matter not
     expected = numpy_reference(anchors, positives, scale)
-    np.testing.assert_allclose(in_batch_ranking_loss(anchors, positives, scale).numpy(), expected, rtol=1e-5,
-                               atol=1e-5)
+    np.testing.assert_allclose(in_batch_ranking_loss(anchors, positives, scale).numpy(), expected, rtol=1e-5, atol=1e-5)
 
 
 def test_the_keras_loss_reads_interleaved_pairs_and_averages():
     anchors, positives = rng.normal(size=(2, 5, 8)).astype("float32")
-    rows = np.stack([anchors, positives], axis=1).reshape(10, 8)         # a0, p0, a1, p1, ...
+    rows = np.stack([anchors, positives], axis=1).reshape(10, 8)  # a0, p0, a1, p1, ...
     loss = MultipleNegativesRankingLoss(scale=20.0)
     value = loss(np.zeros(5, np.float32), rows)
     assert value.numpy() == pytest.approx(numpy_reference(anchors, positives, 20.0).mean(), rel=1e-5)
@@ -49,8 +48,8 @@ def test_the_keras_loss_reads_interleaved_pairs_and_averages():
 
 def test_pairs_that_point_at_each_other_lose_little_and_the_gradient_pulls_pairs_together():
     anchors = np.eye(4, 8, dtype="float32")
-    assert in_batch_ranking_loss(anchors, anchors, 20.0).numpy().max() < 1e-7    # exp(-20) * 3 is the rest
-    positives = tf.Variable(np.roll(anchors, 1, axis=0) + 0.1)              # each positive nearest another anchor
+    assert in_batch_ranking_loss(anchors, anchors, 20.0).numpy().max() < 1e-7  # exp(-20) * 3 is the rest
+    positives = tf.Variable(np.roll(anchors, 1, axis=0) + 0.1)  # each positive nearest another anchor
     with tf.GradientTape() as tape:
         loss = tf.reduce_mean(in_batch_ranking_loss(anchors, positives, 20.0))
     step = positives - 0.01 * tape.gradient(loss, positives)
@@ -76,10 +75,11 @@ print(json.dumps([strategy.num_replicas_in_sync, model.evaluate(data, verbose=0)
 
 def test_two_replicas_each_take_whole_pairs_and_their_own_negatives():
     """A batch of 4 pairs on 2 replicas (logical CPUs): each replica's loss is that of its 2 pairs, whole."""
-    rows = rng.normal(size=(8, 6)).astype("float32")                     # a0 p0 a1 p1 | a2 p2 a3 p3
-    out = subprocess.run([sys.executable, "-c", MIRRORED], input=json.dumps(rows.tolist()), capture_output=True,
-                         text=True, timeout=300)
+    rows = rng.normal(size=(8, 6)).astype("float32")  # a0 p0 a1 p1 | a2 p2 a3 p3
+    out = subprocess.run(
+        [sys.executable, "-c", MIRRORED], input=json.dumps(rows.tolist()), capture_output=True, text=True, timeout=300
+    )
     replicas, loss = json.loads(out.stdout.strip().splitlines()[-1])
     anchors, positives = rows[0::2], rows[1::2]
-    shares = [numpy_reference(anchors[i:i + 2], positives[i:i + 2], 20.0).mean() for i in (0, 2)]
+    shares = [numpy_reference(anchors[i : i + 2], positives[i : i + 2], 20.0).mean() for i in (0, 2)]
     assert replicas == 2 and loss == pytest.approx(np.mean(shares), rel=1e-5)

@@ -48,7 +48,7 @@ def test_pretrainer_weights_move_to_classifier(tiny_config):
     inputs = random_inputs(tiny_config)
     before = classifier(inputs, training=False).numpy()
     word = pretrainer.encoder.get_layer("embeddings").word_embeddings
-    word.assign(word * 3.0)   # training the pretrainer changes the classifier: the encoder is shared
+    word.assign(word * 3.0)  # training the pretrainer changes the classifier: the encoder is shared
     assert not np.allclose(before, classifier(inputs, training=False).numpy())
 
 
@@ -71,8 +71,10 @@ def test_pretrainer_round_trip_keeps_weight_tying(tiny_config, tmp_path):
     assert not any(w is table for w in restored.get_layer("masked_lm").weights)  # not a copy: the encoder's
     before = restored(inputs)["mlm_logits"].numpy()
     table.assign(table * 0.0)
-    np.testing.assert_allclose(restored(inputs)["mlm_logits"].numpy(),
-                               np.broadcast_to(restored.get_layer("masked_lm").output_bias.numpy(), before.shape))
+    np.testing.assert_allclose(
+        restored(inputs)["mlm_logits"].numpy(),
+        np.broadcast_to(restored.get_layer("masked_lm").output_bias.numpy(), before.shape),
+    )
 
 
 def synthetic_task(n, seq=16, vocab=50, seed=0):
@@ -90,8 +92,11 @@ def synthetic_task(n, seq=16, vocab=50, seed=0):
 def test_classifier_learns_with_fit(tiny_config):
     keras.utils.set_random_seed(1)
     model = kbl.build_classifier(tiny_config.replace(vocab_size=50), num_classes=2)
-    model.compile(optimizer=keras.optimizers.Adam(1e-3),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-3),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     x, y = synthetic_task(2048)
     model.fit(x, y, batch_size=32, epochs=6, verbose=0)
     x_test, y_test = synthetic_task(512, seed=1)
@@ -103,8 +108,7 @@ def test_classifier_learns_with_fit(tiny_config):
 def test_fit_with_xla_and_mixed_precision(tiny_config, policy):
     keras.mixed_precision.set_global_policy(policy)
     model = kbl.build_classifier(tiny_config.replace(vocab_size=50), num_classes=2)
-    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  jit_compile=True)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
     x, y = synthetic_task(64)
     history = model.fit(x, y, batch_size=16, epochs=2, verbose=0).history["loss"]
     assert np.isfinite(history).all()

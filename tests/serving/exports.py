@@ -15,8 +15,15 @@ def export_tiny_classifier(vocab_path, base_path, seed=0):
     (portable target: no TF.Text ops); returns the version's path."""
     keras.utils.set_random_seed(seed)
     vocab = Vocab.from_file(vocab_path)
-    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64,
-                            max_position_embeddings=64)
+    config = kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=2,
+        num_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     task = TaskSpec("classification", lower_case=True, seq_length=32, labels=LABELS)
-    return export_saved_model(kbl.build_classifier(config, num_classes=len(LABELS)), task, vocab, str(base_path),
-                              target="portable")
+    return export_saved_model(
+        kbl.build_classifier(config, num_classes=len(LABELS)), task, vocab, str(base_path), target="portable"
+    )

@@ -27,12 +27,25 @@ class ServerProcess:
 
     def __init__(self, model_base_path, *flags, model_name="toy", config_file=None):
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"}
-        models = (["--model_config_file", str(config_file)] if config_file is not None
-                  else ["--model_name", model_name, "--model_base_path", str(model_base_path)])
-        command = [sys.executable, "-m", "keras_bert_lite.serving", *models, "--port", "0", "--rest_api_port", "0",
-                   *flags]
-        self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
+        models = (
+            ["--model_config_file", str(config_file)]
+            if config_file is not None
+            else ["--model_name", model_name, "--model_base_path", str(model_base_path)]
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "keras_bert_lite.serving",
+            *models,
+            "--port",
+            "0",
+            "--rest_api_port",
+            "0",
+            *flags,
+        ]
+        self.process = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         self.lines = []
         self.port = None
         self.rest_port = None
@@ -84,7 +97,7 @@ class ServerProcess:
     def access_lines(self, method=None):
         """The access-log lines logged so far (of `method` only, if given), from "access" on."""
         prefix = "access " if method is None else f"access {method} "
-        return [line[line.index(prefix):].strip() for line in self.lines if prefix in line]
+        return [line[line.index(prefix) :].strip() for line in self.lines if prefix in line]
 
     def kill(self):
         if self.process.poll() is None:

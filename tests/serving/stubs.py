@@ -22,8 +22,9 @@ def predict_request(inputs, model="toy", signature="", version=None, output_filt
     if version is not None:
         request.model_spec.version.value = version
     for key, value in inputs.items():
-        request.inputs[key].CopyFrom(value if isinstance(value, tensor_pb2.TensorProto)
-                                     else tf.make_tensor_proto(value))
+        request.inputs[key].CopyFrom(
+            value if isinstance(value, tensor_pb2.TensorProto) else tf.make_tensor_proto(value)
+        )
     return request
 
 

@@ -21,8 +21,11 @@ def signature_def(inputs, outputs):
     proto = meta_graph_pb2.SignatureDef()
     for field, specs in ((proto.inputs, inputs), (proto.outputs, outputs)):
         for key, (dtype, shape) in specs.items():
-            field[key].CopyFrom(meta_graph_pb2.TensorInfo(name=f"{key}:0", dtype=dtype.as_datatype_enum,
-                                                          tensor_shape=tf.TensorShape(shape).as_proto()))
+            field[key].CopyFrom(
+                meta_graph_pb2.TensorInfo(
+                    name=f"{key}:0", dtype=dtype.as_datatype_enum, tensor_shape=tf.TensorShape(shape).as_proto()
+                )
+            )
     return proto
 
 
@@ -143,15 +146,18 @@ def test_empty_requests_run_alone():
     assert result["y"].shape == (0, 3) and recorder.batch_sizes == [0]
 
 
-@pytest.mark.parametrize("inputs, outputs, expected", [
-    ({"x": [None, 3]}, {"y": [None, 2]}, True),
-    ({"x": [None, None]}, {"y": [None]}, True),
-    ({"x": [None]}, {"y": []}, False),  # scalar output
-    ({"x": [None]}, {"y": [None, None]}, False),  # trailing size depends on the batch (padding)
-    ({"x": [None]}, {"y": None}, False),  # unknown rank
-    ({"x": []}, {"y": [None]}, False),  # scalar input
-    ({"x": [4]}, {"y": [4]}, False),  # fixed batch size
-])
+@pytest.mark.parametrize(
+    "inputs, outputs, expected",
+    [
+        ({"x": [None, 3]}, {"y": [None, 2]}, True),
+        ({"x": [None, None]}, {"y": [None]}, True),
+        ({"x": [None]}, {"y": []}, False),  # scalar output
+        ({"x": [None]}, {"y": [None, None]}, False),  # trailing size depends on the batch (padding)
+        ({"x": [None]}, {"y": None}, False),  # unknown rank
+        ({"x": []}, {"y": [None]}, False),  # scalar input
+        ({"x": [4]}, {"y": [4]}, False),  # fixed batch size
+    ],
+)
 def test_is_batchable(inputs, outputs, expected):
     def specs(shapes):
         return {key: tf.TensorSpec(shape, tf.float32) for key, shape in shapes.items()}

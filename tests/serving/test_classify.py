@@ -34,8 +34,9 @@ def test_classify_returns_classes_and_scores_of_the_model(client, toy_v1):
     results = client.classify(texts)
     local = tf.saved_model.load(str(toy_v1 / "1")).signatures["serving_default"](text=tf.constant(texts))
     assert [[label for label, _ in result] for result in results] == [list(LABELS)] * 2
-    np.testing.assert_allclose([[score for _, score in result] for result in results],
-                               local["probabilities"].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(
+        [[score for _, score in result] for result in results], local["probabilities"].numpy(), rtol=1e-6
+    )
 
 
 def test_classify_with_context(toy_server):
@@ -46,11 +47,14 @@ def test_classify_with_context(toy_server):
     assert response.result.classifications[0].classes[0].label == "short"
 
 
-@pytest.mark.parametrize("request_, message", [
-    (_request([]), "Input is empty."),
-    (_request(["a"], signature="nope"), "No signature was found with the name: nope"),
-    (_request(["a"], signature="serving_default"), "expected exactly one input 'inputs'"),
-])
+@pytest.mark.parametrize(
+    "request_, message",
+    [
+        (_request([]), "Input is empty."),
+        (_request(["a"], signature="nope"), "No signature was found with the name: nope"),
+        (_request(["a"], signature="serving_default"), "expected exactly one input 'inputs'"),
+    ],
+)
 def test_classify_errors_are_invalid_argument(toy_server, request_, message):
     error = rpc_error(prediction_stub(toy_server.address).Classify, request_)
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT

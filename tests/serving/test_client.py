@@ -47,8 +47,13 @@ BAD_TEXTS = {
     "int": ("predict", ([5],), {}, TypeError, r"'text'\[0\] is not a string but int 5: pass str or UTF-8 bytes"),
     "None": ("classify", (["a", None],), {}, TypeError, r"'text'\[1\] is not a string but NoneType None"),
     "one str": ("classify", ("hello",), {}, TypeError, "'text' must be a list of strings, not a single str"),
-    "fewer text_b": ("classify", (["a", "b"],), {"text_b": ["c"]}, ValueError,
-                     r"'text' and 'text_b' must hold the same number of texts \(one text_b per text\), got 2 and 1"),
+    "fewer text_b": (
+        "classify",
+        (["a", "b"],),
+        {"text_b": ["c"]},
+        ValueError,
+        r"'text' and 'text_b' must hold the same number of texts \(one text_b per text\), got 2 and 1",
+    ),
     "more text_b": ("predict", (["a"],), {"text_b": ["b", "c"], "signature": "pair"}, ValueError, "got 1 and 2"),
 }
 
@@ -71,7 +76,9 @@ def test_command_line_prints_one_json_object_per_line(toy_server):
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [(record["text"], record["label"], record["length"]) for record in records] == [
-        ("hello", "short", 5), ("a text longer than eight", "long", 24)]
+        ("hello", "short", 5),
+        ("a text longer than eight", "long", 24),
+    ]
     assert list(records[0])[:3] == ["text", "label", "probabilities"]
     assert sum(records[0]["probabilities"]) == pytest.approx(1)
 
@@ -86,24 +93,29 @@ def test_command_line_keeps_every_non_blank_pair_line(toy_server, tmp_path, caps
     # A line with an empty text but a text_b was dropped: the outputs no longer lined up with the input lines.
     path = tmp_path / "pairs.txt"
     path.write_text("q1\tp1\n\tonly passage\n\n \t \nq3\tp3\n")
-    assert main(["--model_name", "toy", "--server", toy_server.address, "--signature", "pair", "--pairs",
-                 str(path)]) == 0
+    assert (
+        main(["--model_name", "toy", "--server", toy_server.address, "--signature", "pair", "--pairs", str(path)]) == 0
+    )
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["text"], r["text_b"], r["length"], r["length_b"]) for r in records] == [
-        ("q1", "p1", 2, 2), ("", "only passage", 0, 12), ("q3", "p3", 2, 2)]
+        ("q1", "p1", 2, 2),
+        ("", "only passage", 0, 12),
+        ("q3", "p3", 2, 2),
+    ]
 
 
 def test_command_line_refuses_a_pair_line_without_a_tab(tmp_path, capsys):
     path = tmp_path / "pairs.txt"
     path.write_text("q1\tp1\nno tab here\n")
     assert main(["--model_name", "toy", "--server", "127.0.0.1:1", "--pairs", str(path)]) == 2
-    assert capsys.readouterr().err == (f"error: {path} line 2 has no tab: --pairs expects 'text<TAB>text_b' on "
-                                       f"every line\n")
+    assert capsys.readouterr().err == (
+        f"error: {path} line 2 has no tab: --pairs expects 'text<TAB>text_b' on every line\n"
+    )
 
 
 def test_command_line_drops_a_utf8_bom(toy_server, tmp_path, capsys):
     path = tmp_path / "bom.txt"
-    path.write_bytes(b"\xef\xbb\xbfhello\r\n\xef\xbb\xbfhi\n")   # only the file's first BOM is one
+    path.write_bytes(b"\xef\xbb\xbfhello\r\n\xef\xbb\xbfhi\n")  # only the file's first BOM is one
     assert main(["--model_name", "toy", "--server", toy_server.address, str(path)]) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(record["text"], record["length"]) for record in records] == [("hello", 5), ("\ufeffhi", 3)]
@@ -117,8 +129,11 @@ def test_command_line_names_the_line_that_is_not_utf8(tmp_path, capsys, monkeypa
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     name = "<stdin>" if from_stdin else str(path)
     assert main(["--model_name", "toy", "--server", "127.0.0.1:1", *([] if from_stdin else [str(path)])]) == 2
-    assert capsys.readouterr() == ("", f"error: {name} line 2 is not UTF-8 (byte 0xff at position 5): convert "
-                                       f"the file to UTF-8, e.g. with `iconv -f latin1 -t utf-8`\n")
+    assert capsys.readouterr() == (
+        "",
+        f"error: {name} line 2 is not UTF-8 (byte 0xff at position 5): convert "
+        f"the file to UTF-8, e.g. with `iconv -f latin1 -t utf-8`\n",
+    )
 
 
 @pytest.mark.parametrize("size", ["0", "-1"])
@@ -147,14 +162,20 @@ def test_wait_ends_with_the_load_error_of_the_model(tmp_path, start_server, caps
         (status,) = client.status()
     assert (status["state"], status["error_code"]) == ("END", "UNKNOWN") and status["error_message"]
     (tmp_path / "texts.txt").write_text("hi\n")
-    assert main(["--model_name", "toy", "--server", server.address, "--wait", "0.01",
-                 str(tmp_path / "texts.txt")]) == 1
-    assert capsys.readouterr().err == (f"error: UNAVAILABLE: no version of the model is AVAILABLE yet; version 1 "
-                                       f"failed to load: UNKNOWN: {status['error_message']}\n")
+    assert main(["--model_name", "toy", "--server", server.address, "--wait", "0.01", str(tmp_path / "texts.txt")]) == 1
+    assert capsys.readouterr().err == (
+        f"error: UNAVAILABLE: no version of the model is AVAILABLE yet; version 1 "
+        f"failed to load: UNKNOWN: {status['error_message']}\n"
+    )
 
 
 def _run_cli(args, stdin):
-    return subprocess.run([sys.executable, str(REPO_ROOT / "export" / "client.py"), *args], input=stdin,
-                          capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
-                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"})
-
+    return subprocess.run(
+        [sys.executable, str(REPO_ROOT / "export" / "client.py"), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )

@@ -17,10 +17,12 @@ class _MultiLabelClient(contextlib.AbstractContextManager):
 
     def predict(self, texts, text_b=None, signature="serving_default"):
         assert len(texts) == 2
-        return {"labels": np.array([[b"arts", b"sports", b"", b""], [b"", b"", b"", b""]], object),
-                "label_ids": np.array([[0, 3, -1, -1], [-1, -1, -1, -1]], np.int32),
-                "probabilities": np.array([[0.9, 0.1, 0.2, 0.8], [0.1, 0.2, 0.3, 0.4]], np.float32),
-                "logits": np.zeros((2, 4), np.float32)}
+        return {
+            "labels": np.array([[b"arts", b"sports", b"", b""], [b"", b"", b"", b""]], object),
+            "label_ids": np.array([[0, 3, -1, -1], [-1, -1, -1, -1]], np.int32),
+            "probabilities": np.array([[0.9, 0.1, 0.2, 0.8], [0.1, 0.2, 0.3, 0.4]], np.float32),
+            "logits": np.zeros((2, 4), np.float32),
+        }
 
 
 def test_a_line_holds_the_predicted_labels_without_padding(tmp_path, capsys, monkeypatch):

@@ -10,8 +10,16 @@ from tests.serving.server_process import ServerProcess
 from tests.serving.stubs import predict_request, prediction_stub, rpc_error
 
 # Small limits, so that a request over each one stays small and fast.
-LIMITS = ("--max_request_examples", "4", "--max_request_elements", "12", "--max_string_bytes", "100",
-          "--max_request_bytes", "300")
+LIMITS = (
+    "--max_request_examples",
+    "4",
+    "--max_request_elements",
+    "12",
+    "--max_string_bytes",
+    "100",
+    "--max_request_bytes",
+    "300",
+)
 
 
 def declared(dims, strings=(b"x",), dtype=types_pb2.DT_STRING, unknown_rank=False):
@@ -41,19 +49,22 @@ def test_amplified_declared_shape_is_refused_by_default(toy_server):
     assert "declares 100000 examples" in error.details() and "(--max_request_examples)" in error.details()
 
 
-@pytest.mark.parametrize("dims", [[2 ** 62], [1, 2 ** 62], [0, 2 ** 62], [2 ** 31, 2 ** 31]])
+@pytest.mark.parametrize("dims", [[2**62], [1, 2**62], [0, 2**62], [2**31, 2**31]])
 def test_huge_dimensions_are_resource_exhausted_not_internal(toy_server, dims):
     error = rpc_error(prediction_stub(toy_server.address).Predict, predict_request({"text": declared(dims)}))
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED, error.details()
     assert "--max_request_" in error.details()
 
 
-@pytest.mark.parametrize("proto, message", [
-    (declared([-1]), "declares a negative dimension (shape [-1])"),
-    (declared([2, -3]), "declares a negative dimension (shape [2, -3])"),
-    (declared([], unknown_rank=True), "has an unknown rank"),
-    (declared([2], [b"a", b"b", b"c"]), "holds 3 values in string_val but its shape [2] has room for 2"),
-])
+@pytest.mark.parametrize(
+    "proto, message",
+    [
+        (declared([-1]), "declares a negative dimension (shape [-1])"),
+        (declared([2, -3]), "declares a negative dimension (shape [2, -3])"),
+        (declared([], unknown_rank=True), "has an unknown rank"),
+        (declared([2], [b"a", b"b", b"c"]), "holds 3 values in string_val but its shape [2] has room for 2"),
+    ],
+)
 def test_malformed_declarations_are_invalid_argument(toy_server, proto, message):
     error = rpc_error(prediction_stub(toy_server.address).Predict, predict_request({"text": proto}))
     assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -70,8 +81,11 @@ def test_tensor_content_that_does_not_fill_the_shape_is_invalid_argument(toy_ser
 
 OVER_EACH_LIMIT = {
     "examples": ({"text": declared([5])}, "--max_request_examples", "declares 5 examples"),
-    "elements": ({"text": declared([2, 7], dtype=types_pb2.DT_FLOAT)}, "--max_request_elements",
-                 "declares 14 elements"),
+    "elements": (
+        {"text": declared([2, 7], dtype=types_pb2.DT_FLOAT)},
+        "--max_request_elements",
+        "declares 14 elements",
+    ),
     "string bytes": ({"text": [b"x" * 101]}, "--max_string_bytes", "a string of 101 bytes"),
     "request bytes": ({"text": [b"x" * 100, b"y" * 100, b"z" * 100, b"!"]}, "--max_request_bytes", "301 bytes"),
     "request bytes by padding": ({"text": declared([4], [b"x" * 80])}, "--max_request_bytes", "320 bytes"),
@@ -106,10 +120,13 @@ def _classify_request(texts, context=b""):
     return request
 
 
-@pytest.mark.parametrize("request_, flag", [
-    (_classify_request([b"a"] * 5), "--max_request_examples"),
-    (_classify_request([b"a"] * 4, context=b"c" * 60), "--max_request_bytes"),  # the context counts per example
-])
+@pytest.mark.parametrize(
+    "request_, flag",
+    [
+        (_classify_request([b"a"] * 5), "--max_request_examples"),
+        (_classify_request([b"a"] * 4, context=b"c" * 60), "--max_request_bytes"),  # the context counts per example
+    ],
+)
 def test_classify_is_limited_too(limited, request_, flag):
     error = rpc_error(prediction_stub(limited.address).Classify, request_)
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -128,5 +145,5 @@ def test_a_response_over_the_message_limit_is_resource_exhausted_naming_its_flag
     assert "bytes per message (--max_message_mb)" in error.details() and "output_filter" in error.details()
     small = stub.Predict(predict_request({"ids": proto}, signature="ids", output_filter=["total"]), timeout=30)
     assert tf.make_ndarray(small.outputs["total"]).tolist() == [1024] * 256
-    server.wait_for_log("status=RESOURCE_EXHAUSTED")   # gRPC's failed send was logged as OK, with a traceback
+    server.wait_for_log("status=RESOURCE_EXHAUSTED")  # gRPC's failed send was logged as OK, with a traceback
     assert "Traceback" not in server.log()

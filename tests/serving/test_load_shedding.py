@@ -28,6 +28,7 @@ def test_1000_calls_in_flight_are_shed_not_hung_and_the_server_answers_after(toy
             with all_but_admitted:
                 finished[index] = time.monotonic()
                 all_but_admitted.notify_all()
+
         return done
 
     start = time.monotonic()

@@ -76,9 +76,11 @@ def test_versions_beyond_int64_are_skipped_with_one_warning(tmp_path, caplog):
     assert manager.served().version == 2
     warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
     too_large = sorted((str(2**63), "99999999999999999999"))
-    assert sorted(warnings) == [f"Ignoring version directory {tmp_path / name}: version {name} is beyond the largest "
-                                f"TF Serving allows ({2**63 - 1}, int64); rename it to a smaller integer"
-                                for name in too_large]
+    assert sorted(warnings) == [
+        f"Ignoring version directory {tmp_path / name}: version {name} is beyond the largest "
+        f"TF Serving allows ({2**63 - 1}, int64); rename it to a smaller integer"
+        for name in too_large
+    ]
 
 
 def test_latest_version_is_served_and_swapped(tmp_path):
@@ -213,8 +215,10 @@ def test_specific_serves_the_listed_versions_and_warns_once_about_a_missing_one(
     manager.poll()
     assert manager.available_versions() == {1, 3} and manager.served().version == 3
     missing = [record.getMessage() for record in caplog.records if "Version 7" in record.getMessage()]
-    assert missing == ["Version 7 of servable m, which was requested to be served as a 'specific' version in the "
-                       "servable's version policy, was not found in the file system"]
+    assert missing == [
+        "Version 7 of servable m, which was requested to be served as a 'specific' version in the "
+        "servable's version policy, was not found in the file system"
+    ]
 
 
 def test_a_version_the_policy_drops_keeps_serving_until_its_replacement_loads(tmp_path):

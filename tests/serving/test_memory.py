@@ -31,6 +31,8 @@ def test_resident_memory_returns_after_the_largest_allowed_requests(toy_v1, star
     for _ in range(5):
         assert stub.Predict(largest, timeout=120).outputs["length"].tensor_shape.dim[0].size == limits.max_examples
     after = resident_mib(server.process.pid)
-    print(f"resident memory: {before:.0f} MiB before, {after:.0f} MiB after 5 requests of "
-          f"{largest.ByteSize() / 2 ** 20:.1f} MiB")
+    print(
+        f"resident memory: {before:.0f} MiB before, {after:.0f} MiB after 5 requests of "
+        f"{largest.ByteSize() / 2**20:.1f} MiB"
+    )
     assert after <= 1.2 * before

@@ -22,8 +22,11 @@ def samples(server, path=METRICS):
     """{(sample name, sorted label items): value} scraped from the server."""
     status, kind, text = http.get(server.url + path)
     assert status == 200 and kind.startswith("text/plain"), (status, kind, text)
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(text) for sample in family.samples}
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
 
 
 def count_key(model, status, api, version, entrypoint):
@@ -47,19 +50,27 @@ def test_request_counts_are_exactly_the_calls_sent_by_status(toy_v1, start_serve
 
     scraped = samples(server)
     counts = {key: value for key, value in scraped.items() if key[0] == ":tensorflow:serving:request_count"}
-    assert counts == {count_key("toy", "OK", "Predict", "1", "REST"): 3,
-                      count_key("toy", "INVALID_ARGUMENT", "Predict", "-", "REST"): 2,
-                      count_key("toy", "NOT_FOUND", "Predict", "-", "REST"): 1,        # version 9: not a label value
-                      count_key("-", "NOT_FOUND", "Predict", "-", "REST"): 1,          # an unknown model: "-"
-                      count_key("toy", "OK", "GetModelStatus", "-", "REST"): 1,
-                      count_key("toy", "OK", "Predict", "1", "GRPC"): 1,
-                      count_key("toy", "INVALID_ARGUMENT", "Predict", "-", "GRPC"): 1}
-    latency = {dict(labels)["entrypoint"] + " " + dict(labels)["API"]: value for (name, labels), value in scraped.items()
-               if name == ":tensorflow:serving:request_latency_count"}
-    assert latency == {"REST Predict": 3, "REST GetModelStatus": 1, "GRPC Predict": 1}   # OK calls only
-    batches = {name: value for (name, labels), value in scraped.items()
-               if name.startswith(":tensorflow:serving:batching:batch_size_") and dict(labels)["model_name"] == "toy"}
-    assert batches[":tensorflow:serving:batching:batch_size_count"] == 4            # one batch per sequential call
+    assert counts == {
+        count_key("toy", "OK", "Predict", "1", "REST"): 3,
+        count_key("toy", "INVALID_ARGUMENT", "Predict", "-", "REST"): 2,
+        count_key("toy", "NOT_FOUND", "Predict", "-", "REST"): 1,  # version 9: not a label value
+        count_key("-", "NOT_FOUND", "Predict", "-", "REST"): 1,  # an unknown model: "-"
+        count_key("toy", "OK", "GetModelStatus", "-", "REST"): 1,
+        count_key("toy", "OK", "Predict", "1", "GRPC"): 1,
+        count_key("toy", "INVALID_ARGUMENT", "Predict", "-", "GRPC"): 1,
+    }
+    latency = {
+        dict(labels)["entrypoint"] + " " + dict(labels)["API"]: value
+        for (name, labels), value in scraped.items()
+        if name == ":tensorflow:serving:request_latency_count"
+    }
+    assert latency == {"REST Predict": 3, "REST GetModelStatus": 1, "GRPC Predict": 1}  # OK calls only
+    batches = {
+        name: value
+        for (name, labels), value in scraped.items()
+        if name.startswith(":tensorflow:serving:batching:batch_size_") and dict(labels)["model_name"] == "toy"
+    }
+    assert batches[":tensorflow:serving:batching:batch_size_count"] == 4  # one batch per sequential call
     assert batches[":tensorflow:serving:batching:batch_size_sum"] == 3 * 3 + 2
     state = ("kbl_serving_model_version_state", (("model_name", "toy"), ("state", "AVAILABLE"), ("version", "1")))
     assert scraped[state] == 1
@@ -70,14 +81,16 @@ def test_tf_servings_counter_name_has_no_total_suffix(toy_v1, start_server, moni
     server = start_server(toy_v1, "--monitoring_config_file", str(monitoring))
     http.get(server.url + "/v1/models/toy")
     text = http.get(server.url + METRICS)[2]
-    assert ('\n:tensorflow:serving:request_count{API="GetModelStatus",entrypoint="REST",model_name="toy",status="OK",'
-            'version="-"} 1.0\n') in text
+    assert (
+        '\n:tensorflow:serving:request_count{API="GetModelStatus",entrypoint="REST",model_name="toy",status="OK",'
+        'version="-"} 1.0\n'
+    ) in text
     assert "_total{" not in text.split("process_")[0] and "_created" not in text
 
 
 def test_metrics_are_served_only_where_the_config_says(toy_v1, start_server, tmp_path):
     plain = start_server(toy_v1)
-    assert http.get(plain.url + METRICS)[0] == 404                  # no config: no metrics (TF Serving's default)
+    assert http.get(plain.url + METRICS)[0] == 404  # no config: no metrics (TF Serving's default)
     config = tmp_path / "custom.config"
     config.write_text('prometheus_config { enable: true path: "/metrics" }')
     custom = start_server(toy_v1, "--monitoring_config_file", str(config))
@@ -86,17 +99,23 @@ def test_metrics_are_served_only_where_the_config_says(toy_v1, start_server, tmp
     assert "metrics at /metrics" in custom.log()
 
 
-@pytest.mark.parametrize("text, message", [
-    ("prometheus_config { enable: tru }", "cannot read the monitoring config"),
-    ("prometheus_config { enabled: true }", "cannot read the monitoring config"),
-    ('prometheus_config { enable: true path: "metrics" }', "must be a URL path starting with /"),
-    ('prometheus_config { enable: true path: "/v1/metrics" }', "outside /v1/"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("prometheus_config { enable: tru }", "cannot read the monitoring config"),
+        ("prometheus_config { enabled: true }", "cannot read the monitoring config"),
+        ('prometheus_config { enable: true path: "metrics" }', "must be a URL path starting with /"),
+        ('prometheus_config { enable: true path: "/v1/metrics" }', "outside /v1/"),
+    ],
+)
 def test_a_bad_monitoring_config_is_refused_at_start(tmp_path, capsys, text, message):
     config = tmp_path / "monitoring.config"
     config.write_text(text)
     with pytest.raises(SystemExit):
-        flags.parse_args(["--model_name", "m", "--model_base_path", str(tmp_path), "--monitoring_config_file",
-                          str(config)])
+        flags.parse_args(
+            ["--model_name", "m", "--model_base_path", str(tmp_path), "--monitoring_config_file", str(config)]
+        )
     error = capsys.readouterr().err.splitlines()[-1]
-    assert error.startswith("kbl-serve: error: --monitoring_config_file: ") and message in error and str(config) in error
+    assert (
+        error.startswith("kbl-serve: error: --monitoring_config_file: ") and message in error and str(config) in error
+    )

@@ -27,11 +27,13 @@ model_config_list {
 
 def test_a_full_config_reads_as_tf_serving_reads_it():
     assert parse_config(FULL) == (
-        ModelConfig("reviews", "/models/reviews", VersionPolicy("specific", versions=(1, 2)),
-                    (("canary", 2), ("stable", 1))),
+        ModelConfig(
+            "reviews", "/models/reviews", VersionPolicy("specific", versions=(1, 2)), (("canary", 2), ("stable", 1))
+        ),
         ModelConfig("minilm", "/models/minilm", VersionPolicy("latest", num_versions=2)),
         ModelConfig("all", "/models/all", VersionPolicy("all")),
-        ModelConfig("plain", "/models/plain", VersionPolicy("latest", num_versions=1)))
+        ModelConfig("plain", "/models/plain", VersionPolicy("latest", num_versions=1)),
+    )
 
 
 def test_an_empty_config_is_no_action_and_an_empty_list_serves_nothing(tmp_path):
@@ -46,23 +48,43 @@ def config(body):
     return "model_config_list { config { " + body + " } }"
 
 
-@pytest.mark.parametrize("text, message", [
-    (config('name: "a" base_pth: "/x"'),
-     'cannot parse the model config as a ModelServerConfig: 1:40 : Message type "tensorflow.serving.ModelConfig" '
-     'has no field named "base_pth".'),
-    (config('name: "a" base_path: "/x" model_platform: "tensorflow" } config { name: "a" base_path: "/y" '
-            'model_platform: "tensorflow"'), "Illegal to list model a multiple times in config list"),
-    (config('name: "a" base_path: "models/a" model_platform: "tensorflow"'),
-     "Expected model a to have an absolute path or URI; got base_path()=models/a"),
-    (config('name: "a" base_path: "/x"'), "Illegal setting neither ModelServerConfig::model_type (deprecated) nor "
-                                          "ModelServerConfig::model_platform, model name is a"),
-    (config('name: "a" base_path: "/x" model_platform: "onnx"'), "Model a requests unsupported platform onnx"),
-    (config('name: "a" base_path: "/x" model_platform: "tensorflow" model_type: TENSORFLOW'),
-     "Illegal setting both ModelServerConfig::model_type (deprecated) and ModelServerConfig::model_platform"),
-    (config('name: "a" base_path: "gs://bucket/a" model_platform: "tensorflow"'), "is a URI; kbl-serve serves local"),
-    (config('base_path: "/x" model_platform: "tensorflow"'), "a config has no name"),
-    ('custom_model_config { }', "custom_model_config is not supported"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            config('name: "a" base_pth: "/x"'),
+            "cannot parse the model config as a ModelServerConfig: 1:40 : Message type "
+            '"tensorflow.serving.ModelConfig" has no field named "base_pth".',
+        ),
+        (
+            config(
+                'name: "a" base_path: "/x" model_platform: "tensorflow" } config { name: "a" base_path: "/y" '
+                'model_platform: "tensorflow"'
+            ),
+            "Illegal to list model a multiple times in config list",
+        ),
+        (
+            config('name: "a" base_path: "models/a" model_platform: "tensorflow"'),
+            "Expected model a to have an absolute path or URI; got base_path()=models/a",
+        ),
+        (
+            config('name: "a" base_path: "/x"'),
+            "Illegal setting neither ModelServerConfig::model_type (deprecated) nor "
+            "ModelServerConfig::model_platform, model name is a",
+        ),
+        (config('name: "a" base_path: "/x" model_platform: "onnx"'), "Model a requests unsupported platform onnx"),
+        (
+            config('name: "a" base_path: "/x" model_platform: "tensorflow" model_type: TENSORFLOW'),
+            "Illegal setting both ModelServerConfig::model_type (deprecated) and ModelServerConfig::model_platform",
+        ),
+        (
+            config('name: "a" base_path: "gs://bucket/a" model_platform: "tensorflow"'),
+            "is a URI; kbl-serve serves local",
+        ),
+        (config('base_path: "/x" model_platform: "tensorflow"'), "a config has no name"),
+        ("custom_model_config { }", "custom_model_config is not supported"),
+    ],
+)
 def test_a_config_tf_serving_refuses_is_refused_with_its_message(text, message):
     with pytest.raises(ConfigError) as raised:
         parse_config(text)

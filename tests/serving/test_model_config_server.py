@@ -15,8 +15,10 @@ from tests.serving.toy_models import ToyModel, export_version
 
 def model_config(**models):
     """A ModelServerConfig text with one config per `name=(base_path, policy text or "")`."""
-    configs = "".join(f'  config {{ name: "{name}" base_path: "{path}" model_platform: "tensorflow" {policy} }}\n'
-                      for name, (path, policy) in models.items())
+    configs = "".join(
+        f'  config {{ name: "{name}" base_path: "{path}" model_platform: "tensorflow" {policy} }}\n'
+        for name, (path, policy) in models.items()
+    )
     return "model_config_list {\n" + configs + "}\n"
 
 
@@ -45,12 +47,13 @@ def test_two_models_and_a_specific_policy_then_an_edit_under_load_fails_no_reque
     config = tmp_path / "models.config"
     reviews = (trees / "reviews", "model_version_policy { specific { versions: 1 } }")
     write_atomically(config, model_config(reviews=reviews, minilm=(trees / "minilm", "")))
-    server = start_server(None, "--model_config_file_poll_wait_seconds", "0.1", "--poll_seconds", "0.1",
-                          config_file=config)
+    server = start_server(
+        None, "--model_config_file_poll_wait_seconds", "0.1", "--poll_seconds", "0.1", config_file=config
+    )
     server.wait_for_log("Successfully loaded servable version {name: minilm version: 1}")
     server.wait_for_log("Successfully loaded servable version {name: reviews version: 1}")
     with ServingClient("reviews", server.address) as grpc_reviews, RestClient("minilm", server.url) as rest_minilm:
-        assert tag(grpc_reviews) == "reviews-1"   # the policy's version, not the latest (2)
+        assert tag(grpc_reviews) == "reviews-1"  # the policy's version, not the latest (2)
         with pytest.raises(ServingClientError, match="NOT_FOUND"):
             tag(grpc_reviews, version=2)
         assert tag(rest_minilm) == "minilm-1"

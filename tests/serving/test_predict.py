@@ -42,7 +42,10 @@ def test_predict_equals_the_savedmodel_in_process(client, toy_v1):
 def test_response_names_model_signature_and_version(stub):
     response = stub.Predict(predict_request({"text": ["x"]}), timeout=30)
     assert (response.model_spec.name, response.model_spec.signature_name, response.model_spec.version.value) == (
-        "toy", "serving_default", 1)
+        "toy",
+        "serving_default",
+        1,
+    )
 
 
 def test_labels_and_probabilities_convenience(client):
@@ -95,55 +98,105 @@ def int32_proto(dims, values):
 def test_numeric_values_are_padded_to_the_declared_shape_as_tensorflow_does(stub):
     request = predict_request({"ids": int32_proto([2, 3], [1, 2, 3, 4])}, signature="ids", output_filter=["total"])
     response = stub.Predict(request, timeout=30)
-    assert tf.make_ndarray(response.outputs["total"]).tolist() == [6, 12]   # rows [1, 2, 3] and [4, 4, 4]
+    assert tf.make_ndarray(response.outputs["total"]).tolist() == [6, 12]  # rows [1, 2, 3] and [4, 4, 4]
 
 
 BAD_REQUESTS = {
-    "wrong dtype": (predict_request({"text": np.array([1, 2], np.int32)}), grpc.StatusCode.INVALID_ARGUMENT,
-                    "has dtype DT_INT32, expected DT_STRING"),
+    "wrong dtype": (
+        predict_request({"text": np.array([1, 2], np.int32)}),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "has dtype DT_INT32, expected DT_STRING",
+    ),
     "missing input": (predict_request({}), grpc.StatusCode.INVALID_ARGUMENT, "Missing but required: {text}"),
-    "missing text_b": (predict_request({"text": ["a"]}, signature="pair"), grpc.StatusCode.INVALID_ARGUMENT,
-                       "Missing but required: {text_b}"),
-    "extra input": (predict_request({"text": ["a"], "other": ["b"]}), grpc.StatusCode.INVALID_ARGUMENT,
-                    "Sent extra: {other}"),
-    "bad shape": (predict_request({"text": [["a"], ["b"]]}), grpc.StatusCode.INVALID_ARGUMENT,
-                  "has shape [2, 1], expected [None]"),
-    "unknown output": (predict_request({"text": ["a"]}, output_filter=["nope"]), grpc.StatusCode.INVALID_ARGUMENT,
-                       "output tensor alias not found in signature: nope"),
-    "unknown signature": (predict_request({"text": ["a"]}, signature="nope"), grpc.StatusCode.FAILED_PRECONDITION,
-                          'Serving signature key "nope" not found.'),
-    "unknown model": (predict_request({"text": ["a"]}, model="nope"), grpc.StatusCode.NOT_FOUND,
-                      "Servable not found for request: Latest(nope)"),
-    "unknown version": (predict_request({"text": ["a"]}, version=7), grpc.StatusCode.NOT_FOUND,
-                        "Servable not found for request: Specific(toy, 7)"),
-    "invalid UTF-8": (predict_request({"text": [b"ok", b"\xff\xfe"]}), grpc.StatusCode.INVALID_ARGUMENT,
-                      "Invalid formatting on input string"),
+    "missing text_b": (
+        predict_request({"text": ["a"]}, signature="pair"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "Missing but required: {text_b}",
+    ),
+    "extra input": (
+        predict_request({"text": ["a"], "other": ["b"]}),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "Sent extra: {other}",
+    ),
+    "bad shape": (
+        predict_request({"text": [["a"], ["b"]]}),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "has shape [2, 1], expected [None]",
+    ),
+    "unknown output": (
+        predict_request({"text": ["a"]}, output_filter=["nope"]),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "output tensor alias not found in signature: nope",
+    ),
+    "unknown signature": (
+        predict_request({"text": ["a"]}, signature="nope"),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        'Serving signature key "nope" not found.',
+    ),
+    "unknown model": (
+        predict_request({"text": ["a"]}, model="nope"),
+        grpc.StatusCode.NOT_FOUND,
+        "Servable not found for request: Latest(nope)",
+    ),
+    "unknown version": (
+        predict_request({"text": ["a"]}, version=7),
+        grpc.StatusCode.NOT_FOUND,
+        "Servable not found for request: Specific(toy, 7)",
+    ),
+    "invalid UTF-8": (
+        predict_request({"text": [b"ok", b"\xff\xfe"]}),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "Invalid formatting on input string",
+    ),
     # TensorFlow's error quotes the bytes, which are not UTF-8: its message cannot become a str in Python.
-    "not an Example, not UTF-8": (predict_request({"inputs": [b"\xff not an example"]}, signature="classify"),
-                                  grpc.StatusCode.INVALID_ARGUMENT,
-                                  "Could not parse example input, value: '\\xff not an example'"),
+    "not an Example, not UTF-8": (
+        predict_request({"inputs": [b"\xff not an example"]}, signature="classify"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "Could not parse example input, value: '\\xff not an example'",
+    ),
     # tf.make_ndarray failed with NumPy's "index can't contain negative values" on these.
-    "more int_val than the shape": (predict_request({"ids": int32_proto([1, 2], [1, 2, 3])}, signature="ids"),
-                                    grpc.StatusCode.INVALID_ARGUMENT,
-                                    "input 'ids' holds 3 values in int_val but its shape [1, 2] has room for 2"),
-    "int_val in an empty shape": (predict_request({"ids": int32_proto([0, 2], [1])}, signature="ids"),
-                                  grpc.StatusCode.INVALID_ARGUMENT,
-                                  "input 'ids' holds 1 values in int_val but its shape [0, 2] has room for 0"),
+    "more int_val than the shape": (
+        predict_request({"ids": int32_proto([1, 2], [1, 2, 3])}, signature="ids"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "input 'ids' holds 3 values in int_val but its shape [1, 2] has room for 2",
+    ),
+    "int_val in an empty shape": (
+        predict_request({"ids": int32_proto([0, 2], [1])}, signature="ids"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "input 'ids' holds 1 values in int_val but its shape [0, 2] has room for 0",
+    ),
     # Answered before for all-zero ids: TensorFlow reads no int_val and fills the tensor with zeros.
-    "int32 values in float_val": (predict_request({"ids": tensor_pb2.TensorProto(
-        dtype=types_pb2.DT_INT32, tensor_shape={"dim": [{"size": 1}, {"size": 2}]}, float_val=[5.0, 7.0])},
-        signature="ids"), grpc.StatusCode.INVALID_ARGUMENT,
+    "int32 values in float_val": (
+        predict_request(
+            {
+                "ids": tensor_pb2.TensorProto(
+                    dtype=types_pb2.DT_INT32, tensor_shape={"dim": [{"size": 1}, {"size": 2}]}, float_val=[5.0, 7.0]
+                )
+            },
+            signature="ids",
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
         "input 'ids' is int32, whose values go in int_val, but it holds them in float_val: send int_val (or "
-        "tensor_content), or declare the dtype the values are"),
+        "tensor_content), or declare the dtype the values are",
+    ),
     # NumPy's "cannot create an OBJECT array from memory buffer" before.
-    "strings in tensor_content": (predict_request({"text": tensor_pb2.TensorProto(
-        dtype=types_pb2.DT_STRING, tensor_shape={"dim": [{"size": 1}]}, tensor_content=b"abcd")}),
-        grpc.StatusCode.INVALID_ARGUMENT, "input 'text' is DT_STRING but holds tensor_content: send its strings in "
-        "string_val"),
-    "text_b size differs": (predict_request({"text": ["a", "b"], "text_b": ["c"]}, signature="pair"),
-                            grpc.StatusCode.INVALID_ARGUMENT,
-                            "inputs 'text' and 'text_b' of signature 'pair' must have the same batch size (one "
-                            "text_b per text), got 'text' with 2 and 'text_b' with 1"),
+    "strings in tensor_content": (
+        predict_request(
+            {
+                "text": tensor_pb2.TensorProto(
+                    dtype=types_pb2.DT_STRING, tensor_shape={"dim": [{"size": 1}]}, tensor_content=b"abcd"
+                )
+            }
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "input 'text' is DT_STRING but holds tensor_content: send its strings in string_val",
+    ),
+    "text_b size differs": (
+        predict_request({"text": ["a", "b"], "text_b": ["c"]}, signature="pair"),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "inputs 'text' and 'text_b' of signature 'pair' must have the same batch size (one "
+        "text_b per text), got 'text' with 2 and 'text_b' with 1",
+    ),
 }
 
 
@@ -153,8 +206,9 @@ def test_bad_request_gets_its_status_and_the_server_keeps_serving(stub, case):
     error = rpc_error(stub.Predict, request)
     assert error.code() == code
     assert message in error.details()
-    assert tf.make_ndarray(stub.Predict(predict_request({"text": ["still up"]}), timeout=30).outputs["length"]
-                           ).tolist() == [8]
+    assert tf.make_ndarray(
+        stub.Predict(predict_request({"text": ["still up"]}), timeout=30).outputs["length"]
+    ).tolist() == [8]
 
 
 def test_a_graph_error_reaches_the_client_as_the_ops_message_as_tf_serving_sends_it(stub):

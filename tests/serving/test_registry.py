@@ -51,8 +51,12 @@ def served(models, *args, **kwargs):
 def test_two_models_and_a_specific_policy_resolve_by_name_version_and_label(trees):
     models = registry()
     models.apply((ModelConfig("a", str(trees / "a"), SPECIFIC_1_2), ModelConfig("b", str(trees / "b"))))
-    models.apply((ModelConfig("a", str(trees / "a"), SPECIFIC_1_2, (("canary", 2), ("stable", 1))),
-                  ModelConfig("b", str(trees / "b"))))
+    models.apply(
+        (
+            ModelConfig("a", str(trees / "a"), SPECIFIC_1_2, (("canary", 2), ("stable", 1))),
+            ModelConfig("b", str(trees / "b")),
+        )
+    )
     assert models.names() == ["a", "b"]
     assert served(models) == ("a", 2)  # latest of the specific versions, not 3
     assert served(models, version=1) == ("a", 1)
@@ -60,18 +64,26 @@ def test_two_models_and_a_specific_policy_resolve_by_name_version_and_label(tree
     assert served(models, "b") == ("b", 1)
 
 
-@pytest.mark.parametrize("model_spec, code, message", [
-    (spec(name=""), grpc.StatusCode.INVALID_ARGUMENT, "ModelSpec has no name specified."),
-    (spec(name="other"), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Latest(other)"),
-    (spec(version=3), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Specific(a, 3)"),
-    (spec(version=9), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Specific(a, 9)"),
-    (spec(label="beta"), grpc.StatusCode.INVALID_ARGUMENT, "Unrecognized servable version label: beta"),
-    (spec(name="b", label="stable"), grpc.StatusCode.INVALID_ARGUMENT, "Unrecognized servable version label: stable"),
-])
+@pytest.mark.parametrize(
+    "model_spec, code, message",
+    [
+        (spec(name=""), grpc.StatusCode.INVALID_ARGUMENT, "ModelSpec has no name specified."),
+        (spec(name="other"), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Latest(other)"),
+        (spec(version=3), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Specific(a, 3)"),
+        (spec(version=9), grpc.StatusCode.NOT_FOUND, "Servable not found for request: Specific(a, 9)"),
+        (spec(label="beta"), grpc.StatusCode.INVALID_ARGUMENT, "Unrecognized servable version label: beta"),
+        (
+            spec(name="b", label="stable"),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Unrecognized servable version label: stable",
+        ),
+    ],
+)
 def test_resolution_errors_are_tf_servings(trees, model_spec, code, message):
     models = registry(allow_unavailable_labels=True)
-    models.apply((ModelConfig("a", str(trees / "a"), SPECIFIC_1_2, (("stable", 1),)),
-                  ModelConfig("b", str(trees / "b"))))
+    models.apply(
+        (ModelConfig("a", str(trees / "a"), SPECIFIC_1_2, (("stable", 1),)), ModelConfig("b", str(trees / "b")))
+    )
     with pytest.raises(ServingError) as raised:
         models.servable(model_spec)
     assert (raised.value.code, raised.value.message) == (code, message)
@@ -84,8 +96,10 @@ def test_labels_on_versions_not_available_refuse_the_whole_config(trees):
     with pytest.raises(ServingError) as raised:
         models.apply(config)
     assert raised.value.code == grpc.StatusCode.FAILED_PRECONDITION
-    assert raised.value.message.startswith("Request to assign label to version 1 of model a, which is not currently "
-                                           "available for inference (label 'stable': serve version 1 first")
+    assert raised.value.message.startswith(
+        "Request to assign label to version 1 of model a, which is not currently "
+        "available for inference (label 'stable': serve version 1 first"
+    )
     assert models.names() == [] and models.configs is None  # nothing applied
 
 
@@ -93,8 +107,9 @@ def test_with_the_flag_a_new_label_may_wait_but_a_label_in_use_moves_only_to_an_
     models = registry(allow_unavailable_labels=True)
     models.apply((ModelConfig("a", str(trees / "a"), SPECIFIC_1_2, (("stable", 1),)),))
     assert served(models, label="stable") == ("a", 1)
-    with pytest.raises(ServingError, match="label 'stable' points to version 1: a label in use moves only to an "
-                                           "available version"):
+    with pytest.raises(
+        ServingError, match="label 'stable' points to version 1: a label in use moves only to an available version"
+    ):
         models.apply((ModelConfig("a", str(trees / "a"), VersionPolicy("all"), (("stable", 3),)),))
     assert models.configs[0].policy == SPECIFIC_1_2  # the refused config changed nothing: 3 never loaded
     assert models.servable(spec()).version == 2
@@ -120,7 +135,7 @@ def test_a_removed_model_is_not_found_and_its_versions_end(trees):
     assert models.names() == ["a"]
     assert {version: state.state for version, state in models.version_states("b").items()} == {1: State.END}
     assert changes[-1] == ("b", False)
-    models.apply((ModelConfig("a", str(trees / "a")), ModelConfig("b", str(trees / "b"))))   # and back
+    models.apply((ModelConfig("a", str(trees / "a")), ModelConfig("b", str(trees / "b"))))  # and back
     assert served(models, "b") == ("b", 1) and changes[-1] == ("b", True)
 
 

@@ -32,8 +32,11 @@ def grpc_outputs(served):
 
 
 def test_model_status_is_tf_servings_json(served):
-    expected = {"model_version_status": [{"version": "1", "state": "AVAILABLE",
-                                          "status": {"error_code": "OK", "error_message": ""}}]}
+    expected = {
+        "model_version_status": [
+            {"version": "1", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}
+        ]
+    }
     assert http.get(f"{served.url}/v1/models/clf") == (200, "application/json", expected)
     assert http.get(f"{served.url}/v1/models/clf/versions/1")[2] == expected
 
@@ -55,27 +58,34 @@ def test_row_format_predicts_one_object_per_instance_as_grpc_does(served, grpc_o
     assert (status, kind, list(answer)) == (200, "application/json", ["predictions"])
     predictions = answer["predictions"]
     assert [sorted(row) for row in predictions] == [sorted(OUTPUTS)] * len(TEXTS)
-    assert all(row["label"] in LABELS and math.isclose(sum(row["probabilities"]), 1, abs_tol=1e-6)
-               for row in predictions)
+    assert all(
+        row["label"] in LABELS and math.isclose(sum(row["probabilities"]), 1, abs_tol=1e-6) for row in predictions
+    )
     assert_same_as_grpc({key: [row[key] for row in predictions] for key in OUTPUTS}, grpc_outputs)
 
 
-@pytest.mark.parametrize("body", [
-    {"inputs": {"text": TEXTS}},                                   # columnar, named
-    {"inputs": TEXTS},                                             # columnar, the single input bare
-    {"signature_name": "serving_default", "inputs": {"text": TEXTS}},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"inputs": {"text": TEXTS}},  # columnar, named
+        {"inputs": TEXTS},  # columnar, the single input bare
+        {"signature_name": "serving_default", "inputs": {"text": TEXTS}},
+    ],
+)
 def test_columnar_format_predicts_one_value_per_output_as_grpc_does(served, grpc_outputs, body):
     status, _, answer = http.post(f"{served.url}/v1/models/clf:predict", body)
     assert status == 200 and list(answer) == ["outputs"] and sorted(answer["outputs"]) == sorted(OUTPUTS)
     assert_same_as_grpc(answer["outputs"], grpc_outputs)
 
 
-@pytest.mark.parametrize("instances", [
-    [{"text": text} for text in TEXTS],                                               # named instances
-    [{"b64": base64.b64encode(text.encode()).decode()} for text in TEXTS],            # binary strings
-    [{"text": {"b64": base64.b64encode(text.encode()).decode()}} for text in TEXTS],
-])
+@pytest.mark.parametrize(
+    "instances",
+    [
+        [{"text": text} for text in TEXTS],  # named instances
+        [{"b64": base64.b64encode(text.encode()).decode()} for text in TEXTS],  # binary strings
+        [{"text": {"b64": base64.b64encode(text.encode()).decode()}} for text in TEXTS],
+    ],
+)
 def test_named_and_base64_instances_predict_the_same(served, grpc_outputs, instances):
     status, _, answer = http.post(f"{served.url}/v1/models/clf:predict", {"instances": instances})
     assert status == 200
@@ -88,13 +98,15 @@ def test_another_signature_and_a_version_in_the_url(served):
     assert status == 200
     (row,) = answer["predictions"]
     assert sorted(row) == ["input_mask", "input_type_ids", "input_word_ids"]
-    assert row["input_word_ids"][:5] == [101, 1037, 2307, 3185, 102]    # [CLS] a great movie [SEP]
+    assert row["input_word_ids"][:5] == [101, 1037, 2307, 3185, 102]  # [CLS] a great movie [SEP]
     assert row["input_mask"] == [1] * 5 + [0] * 27
 
 
 def test_classify_gives_label_score_pairs_per_example_as_grpc_does(served):
-    body = {"signature_name": "classify", "examples": [{"text": TEXTS[0]},
-                                                       {"text": {"b64": base64.b64encode(TEXTS[1].encode()).decode()}}]}
+    body = {
+        "signature_name": "classify",
+        "examples": [{"text": TEXTS[0]}, {"text": {"b64": base64.b64encode(TEXTS[1].encode()).decode()}}],
+    }
     status, _, answer = http.post(f"{served.url}/v1/models/clf:classify", body)
     assert status == 200 and list(answer) == ["results"]
     assert [[label for label, _ in pairs] for pairs in answer["results"]] == [list(LABELS)] * 2

@@ -25,11 +25,15 @@ def served(exported_classifier):
 
 
 def test_rest_and_grpc_clients_give_identical_answers(served):
-    with ServingClient("clf", served.address, timeout=60) as grpc_client, \
-            RestClient("clf", served.url, timeout=60) as rest_client:
+    with (
+        ServingClient("clf", served.address, timeout=60) as grpc_client,
+        RestClient("clf", served.url, timeout=60) as rest_client,
+    ):
         for signature in ("serving_default", "preprocess"):
-            expected, got = grpc_client.predict(TEXTS, signature=signature), rest_client.predict(TEXTS,
-                                                                                                 signature=signature)
+            expected, got = (
+                grpc_client.predict(TEXTS, signature=signature),
+                rest_client.predict(TEXTS, signature=signature),
+            )
             assert sorted(got) == sorted(expected)
             for key in expected:
                 assert got[key].dtype == expected[key].dtype and got[key].shape == expected[key].shape, key
@@ -56,10 +60,15 @@ def test_rest_client_errors_carry_the_status_code(served):
 def test_kbl_client_prints_the_same_lines_over_rest_and_grpc(served):
     lines = {}
     for server in (served.address, served.url):
-        result = subprocess.run([sys.executable, "-m", "keras_bert_lite.serving.client_cli", "--model_name", "clf",
-                                 "--server", server], input="\n".join(TEXTS) + "\n", capture_output=True, text=True,
-                                timeout=120, cwd=REPO_ROOT,
-                                env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"})
+        result = subprocess.run(
+            [sys.executable, "-m", "keras_bert_lite.serving.client_cli", "--model_name", "clf", "--server", server],
+            input="\n".join(TEXTS) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=REPO_ROOT,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"},
+        )
         assert result.returncode == 0, result.stderr
         lines[server] = result.stdout.splitlines()
     assert len(lines[served.url]) == len(TEXTS) and lines[served.url] == lines[served.address]

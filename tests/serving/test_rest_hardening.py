@@ -23,16 +23,21 @@ PREDICT = "/v1/models/toy:predict"
 
 
 def request_head(port, length, path=PREDICT, extra=""):
-    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {length}\r\n{extra}\r\n").encode()
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\n{extra}\r\n"
+    ).encode()
 
 
-@pytest.mark.parametrize("body, flag", [
-    ({"instances": ["x"] * 5}, "--max_request_examples"),
-    ({"instances": ["x" * 101]}, "--max_string_bytes"),
-    ({"signature_name": "ids", "inputs": [[1] * 7, [2] * 7]}, "--max_request_elements"),
-    ({"signature_name": "classify", "examples": [{"text": "a"}] * 5}, "--max_request_examples"),
-])
+@pytest.mark.parametrize(
+    "body, flag",
+    [
+        ({"instances": ["x"] * 5}, "--max_request_examples"),
+        ({"instances": ["x" * 101]}, "--max_string_bytes"),
+        ({"signature_name": "ids", "inputs": [[1] * 7, [2] * 7]}, "--max_request_elements"),
+        ({"signature_name": "classify", "examples": [{"text": "a"}] * 5}, "--max_request_examples"),
+    ],
+)
 def test_requests_over_the_limits_are_429_naming_the_flag(toy_v1, start_server, body, flag):
     server = start_server(toy_v1, *LIMITS)
     api = "classify" if "examples" in body else "predict"
@@ -42,12 +47,12 @@ def test_requests_over_the_limits_are_429_naming_the_flag(toy_v1, start_server, 
 
 def test_an_oversize_body_is_413_before_it_is_sent_and_the_server_keeps_serving(toy_v1, start_server):
     server = start_server(toy_v1, "--rest_api_max_body_mb", "1")
-    with http.raw_connection(server.rest_port, timeout=30) as sock:   # declares 2 MiB, sends none of it
+    with http.raw_connection(server.rest_port, timeout=30) as sock:  # declares 2 MiB, sends none of it
         sock.sendall(request_head(server.rest_port, 2 * 1024 * 1024))
         answer = http.read_response(sock)
     assert answer.startswith(b"HTTP/1.1 413 ") and b"(--rest_api_max_body_mb)" in answer
     chunked = b'{"instances": ["' + b"x" * (1024 * 1024) + b'"]}'
-    with http.raw_connection(server.rest_port, timeout=30) as sock:   # no Content-Length: refused once too long
+    with http.raw_connection(server.rest_port, timeout=30) as sock:  # no Content-Length: refused once too long
         sock.sendall(request_head(server.rest_port, 0).replace(b"Content-Length: 0", b"Transfer-Encoding: chunked"))
         sock.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(chunked), chunked))
         assert http.read_response(sock).startswith(b"HTTP/1.1 413 ")
@@ -57,15 +62,17 @@ def test_an_oversize_body_is_413_before_it_is_sent_and_the_server_keeps_serving(
 
 def test_a_slow_body_is_408_and_slow_headers_are_cut_off(toy_v1, start_server):
     server = start_server(toy_v1, "--rest_api_read_timeout_seconds", "1")
-    with http.raw_connection(server.rest_port, timeout=30) as body_loris, \
-            http.raw_connection(server.rest_port, timeout=30) as header_loris:
+    with (
+        http.raw_connection(server.rest_port, timeout=30) as body_loris,
+        http.raw_connection(server.rest_port, timeout=30) as header_loris,
+    ):
         start = time.monotonic()
-        body_loris.sendall(request_head(server.rest_port, 100) + b'{"instances": ')   # 14 of 100 bytes, then nothing
-        header_loris.sendall(b"POST /v1/models/toy:predict HTTP/1.1\r\nHost: x\r\n")   # headers never end
+        body_loris.sendall(request_head(server.rest_port, 100) + b'{"instances": ')  # 14 of 100 bytes, then nothing
+        header_loris.sendall(b"POST /v1/models/toy:predict HTTP/1.1\r\nHost: x\r\n")  # headers never end
         assert http.post(server.url + PREDICT, {"instances": ["meanwhile"]})[0] == 200
         answer = http.read_response(body_loris)
         assert answer.startswith(b"HTTP/1.1 408 ") and b"did not arrive within 1 s" in answer
-        assert http.read_response(header_loris) == b""          # closed without an answer
+        assert http.read_response(header_loris) == b""  # closed without an answer
         assert time.monotonic() - start < 15
     assert "status=DEADLINE_EXCEEDED" in server.log() and "Traceback" not in server.log()
 
@@ -91,7 +98,7 @@ def test_connections_over_the_limit_get_503_and_are_closed(toy_v1, start_server)
     idle = [http.raw_connection(server.rest_port) for _ in range(4)]
     try:
         deadline = time.monotonic() + 30
-        while True:   # the server counts a connection once it has accepted it
+        while True:  # the server counts a connection once it has accepted it
             status, _, answer = http.post(server.url + PREDICT, {"instances": ["one too many"]})
             if status == 503 or time.monotonic() > deadline:
                 break
@@ -108,10 +115,12 @@ def test_rest_calls_share_the_grpc_admission_slots_and_are_shed_with_503(toy_v1,
     server = start_server(toy_v1, "--max_concurrent_requests", "2")
     stub = prediction_stub(server.address)
     markers = [tmp_path / f"inside-{index}" for index in range(2)]
-    held = [stub.Predict.future(predict_request({"text": ["3.0", str(marker)]}, signature="slow"), timeout=60)
-            for marker in markers]   # each busy 3 s in the model once it has written its marker
+    held = [
+        stub.Predict.future(predict_request({"text": ["3.0", str(marker)]}, signature="slow"), timeout=60)
+        for marker in markers
+    ]  # each busy 3 s in the model once it has written its marker
     deadline = time.monotonic() + 60
-    while not all(marker.exists() for marker in markers):   # both slots are now held by gRPC calls
+    while not all(marker.exists() for marker in markers):  # both slots are now held by gRPC calls
         assert time.monotonic() < deadline and not any(future.done() for future in held)
         threading.Event().wait(0.01)
     start = time.monotonic()
@@ -119,32 +128,35 @@ def test_rest_calls_share_the_grpc_admission_slots_and_are_shed_with_503(toy_v1,
     assert status == 503 and answer["error"].startswith("server overloaded: all 2 request slots are busy")
     assert time.monotonic() - start < 1.0
     assert [tf.make_ndarray(future.result().outputs["length"]).tolist() for future in held] == [
-        [3, len(str(marker))] for marker in markers]
+        [3, len(str(marker))] for marker in markers
+    ]
     assert http.post(server.url + PREDICT, {"instances": ["after"]}, timeout=60)[0] == 200
 
 
 def test_a_rest_call_over_its_timeout_is_504_and_dropped_before_the_model_runs(toy_v1, start_server):
-    server = start_server(toy_v1, "--max_batch_size", "8", "--batch_timeout_ms", "1500",
-                          "--rest_api_timeout_in_ms", "500")
+    server = start_server(
+        toy_v1, "--max_batch_size", "8", "--batch_timeout_ms", "1500", "--rest_api_timeout_in_ms", "500"
+    )
     start = time.monotonic()
     status, _, answer = http.post(server.url + PREDICT, {"instances": ["abc"]})
     assert status == 504 and "(--rest_api_timeout_in_ms)" in answer["error"]
     assert time.monotonic() - start < 1.4
     server.wait_for_log("Predict dropped before the model ran: its caller is gone (DEADLINE_EXCEEDED)")
     assert server.terminate() == 0
-    assert "Batching: 0 requests in 0 model runs" not in server.log()   # nothing ran at all: no summary line
+    assert "Batching: 0 requests in 0 model runs" not in server.log()  # nothing ran at all: no summary line
     assert "access Predict model=toy version=- status=DEADLINE_EXCEEDED" in server.log()
 
 
 def test_a_client_that_disconnects_cancels_its_call(toy_v1, start_server, tmp_path):
     monitoring = tmp_path / "monitoring.config"
     monitoring.write_text("prometheus_config { enable: true }\n")
-    server = start_server(toy_v1, "--max_batch_size", "8", "--batch_timeout_ms", "3000", "--monitoring_config_file",
-                          str(monitoring))
+    server = start_server(
+        toy_v1, "--max_batch_size", "8", "--batch_timeout_ms", "3000", "--monitoring_config_file", str(monitoring)
+    )
     body = b'{"instances": ["abc"]}'
     with http.raw_connection(server.rest_port) as sock:
         sock.sendall(request_head(server.rest_port, len(body)) + body)
-        wait_for_metric(server, "kbl_serving_calls_in_flight 1.0")   # admitted, waiting 3 s for its batch
+        wait_for_metric(server, "kbl_serving_calls_in_flight 1.0")  # admitted, waiting 3 s for its batch
     server.wait_for_log("status=CANCELLED")
     server.wait_for_log("Predict dropped before the model ran: its caller is gone (CANCELLED)")
     assert http.post(server.url + PREDICT, {"instances": ["next"]})[0] == 200
@@ -163,12 +175,27 @@ def test_rest_over_tls_answers_https_only(toy_v1, start_server, certificate):  #
     context = ssl.create_default_context(cafile=str(cert))
     status, _, answer = http.post(server.url + PREDICT, {"instances": ["over tls"]}, context=context)
     assert server.url.startswith("https://") and status == 200 and answer["predictions"][0]["length"] == 8
-    with pytest.raises(OSError):   # plain HTTP on the TLS port: the handshake fails, nothing is answered
+    with pytest.raises(OSError):  # plain HTTP on the TLS port: the handshake fails, nothing is answered
         http.post(f"http://127.0.0.1:{server.rest_port}{PREDICT}", {"instances": ["in clear"]}, timeout=10)
-    result = subprocess.run([sys.executable, "-m", "keras_bert_lite.serving.client_cli", "--model_name", "toy",
-                             "--server", server.url, "--ssl_ca", str(cert)], input="hello\n", capture_output=True,
-                            text=True, timeout=120, cwd=REPO_ROOT, env={"PYTHONPATH": str(REPO_ROOT),
-                                                                        "TF_CPP_MIN_LOG_LEVEL": "2", "PATH": ""})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "keras_bert_lite.serving.client_cli",
+            "--model_name",
+            "toy",
+            "--server",
+            server.url,
+            "--ssl_ca",
+            str(cert),
+        ],
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+        env={"PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2", "PATH": ""},
+    )
     assert result.returncode == 0 and '"length": 5' in result.stdout, result.stderr
 
 
@@ -180,7 +207,7 @@ def test_binding_every_interface_without_tls_warns_for_rest_too(toy_v1, start_se
 def test_sigterm_finishes_rest_calls_in_flight_then_refuses_connections(toy_v1, start_server, tmp_path):
     server = start_server(toy_v1)
     marker = tmp_path / "inside-the-model"
-    slow = {"signature_name": "slow", "instances": ["2.0", str(marker)]}   # busy 2 s after writing `marker`
+    slow = {"signature_name": "slow", "instances": ["2.0", str(marker)]}  # busy 2 s after writing `marker`
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         in_flight = pool.submit(http.post, server.url + PREDICT, slow)
         deadline = time.monotonic() + 60

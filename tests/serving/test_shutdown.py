@@ -27,12 +27,12 @@ def test_sigterm_finishes_in_flight_requests_and_exits_0(toy_v1, start_server, t
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         in_flight = pool.submit(stub.Predict, slow, timeout=60)
         deadline = time.monotonic() + 60
-        while not marker.exists():             # the request is now running inside the model
+        while not marker.exists():  # the request is now running inside the model
             assert time.monotonic() < deadline and not in_flight.done(), "the request never reached the model"
             threading.Event().wait(0.01)
         assert server.terminate() == 0
         lengths = tf.make_ndarray(in_flight.result().outputs["length"])
-        assert lengths[0] == 3                # it finished and was answered; then the server exited
+        assert lengths[0] == 3  # it finished and was answered; then the server exited
     assert "Server stopped" in server.log()
     assert "Server stopped" in server.log()
     with pytest.raises(ServerUnavailableError, match="connection refused"):
@@ -54,8 +54,9 @@ def test_sigterm_under_load_with_a_version_loading_exits_0_every_time(gate_and_s
     # A thread still inside tf.saved_model.load when the interpreter exited aborted the process: SIGABRT after
     # "Server stopped", "terminate called after throwing an instance of ...", "FATAL: exception not rethrown".
     with concurrent.futures.ThreadPoolExecutor(AT_ONCE) as pool:
-        outcomes = list(pool.map(lambda index: _sigterm_once(gate_and_slow_load, tmp_path / str(index)),
-                                 range(REPETITIONS)))
+        outcomes = list(
+            pool.map(lambda index: _sigterm_once(gate_and_slow_load, tmp_path / str(index)), range(REPETITIONS))
+        )
     assert [outcome for outcome in outcomes if outcome] == []
 
 
@@ -73,8 +74,10 @@ def _sigterm_once(versions, base_path):
 def _check_shutdown(server, base_path, slow_version):
     gates = [base_path / f"release-{index}" for index in range(2)]
     stub = prediction_stub(server.address)
-    in_flight = [stub.Predict.future(predict_request({"text": [str(base_path / f"inside-{index}"), str(gate)]}),
-                                     timeout=60) for index, gate in enumerate(gates)]
+    in_flight = [
+        stub.Predict.future(predict_request({"text": [str(base_path / f"inside-{index}"), str(gate)]}), timeout=60)
+        for index, gate in enumerate(gates)
+    ]
     _wait(lambda: all((base_path / f"inside-{index}").exists() for index in range(2)), "requests inside the model")
     shutil.copytree(slow_version, base_path / ".copying")
     os.rename(base_path / ".copying", base_path / "2")

@@ -26,8 +26,11 @@ def open_stalled_stream(address, index, release):
         release.wait()
         yield from ()
 
-    stream = channel.stream_unary(PREDICT, request_serializer=predict_pb2.PredictRequest.SerializeToString,
-                                  response_deserializer=predict_pb2.PredictResponse.FromString)
+    stream = channel.stream_unary(
+        PREDICT,
+        request_serializer=predict_pb2.PredictRequest.SerializeToString,
+        response_deserializer=predict_pb2.PredictResponse.FromString,
+    )
     return channel, stream.future(never_sends(), timeout=120)
 
 

@@ -19,9 +19,30 @@ def certificate(tmp_path_factory):
     """(certificate path, key path) of a self-signed certificate for localhost and 127.0.0.1."""
     directory = tmp_path_factory.mktemp("tls")
     cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                    "-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(cert),
-                    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -32,10 +53,25 @@ def test_tls_server_answers_tls_clients_only(toy_v1, start_server, certificate):
         assert client.predict(["over tls"], output_filter=["length"])["length"].tolist() == [8]
     with pytest.raises(ServerUnavailableError):
         ServingClient("toy", server.address, timeout=5).predict(["in clear"])
-    result = subprocess.run([sys.executable, "-m", "keras_bert_lite.serving.client_cli", "--model_name", "toy",
-                             "--server", server.address, "--ssl_ca", str(cert)], input="hello\n",
-                            capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
-                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "keras_bert_lite.serving.client_cli",
+            "--model_name",
+            "toy",
+            "--server",
+            server.address,
+            "--ssl_ca",
+            str(cert),
+        ],
+        input="hello\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO_ROOT,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
     assert result.returncode == 0, result.stderr
     assert '"length": 5' in result.stdout
     assert "TLS on" in server.log() and NO_TLS_WARNING not in server.log()

@@ -20,11 +20,22 @@ def export_classifier(base_path, labels, vocab_path, seed):
     """A tiny BERT classifier exported by the library's exporter; `labels` tell its versions apart."""
     keras.utils.set_random_seed(seed)
     vocab = Vocab.from_file(vocab_path)
-    config = kbl.BertConfig(vocab_size=len(vocab), hidden_size=32, num_layers=1, num_heads=2, intermediate_size=64,
-                            max_position_embeddings=64)
+    config = kbl.BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_layers=1,
+        num_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     model = kbl.build_classifier(config, num_classes=len(labels))
-    return export_saved_model(model, TaskSpec("classification", lower_case=True, seq_length=32, labels=labels),
-                              vocab, str(base_path), target="portable")
+    return export_saved_model(
+        model,
+        TaskSpec("classification", lower_case=True, seq_length=32, labels=labels),
+        vocab,
+        str(base_path),
+        target="portable",
+    )
 
 
 def wait_until(condition, seconds=120):
@@ -57,8 +68,8 @@ def test_new_version_is_served_under_load_without_failed_requests(tmp_path, star
     for thread in threads:
         thread.start()
     try:
-        wait_until(lambda: all(len(s) >= 3 for s in seen.values()) or errors)      # every client is served v1
-        export_classifier(tmp_path, v2, uncased_vocab_path, seed=2)                 # hidden temp dir, renamed to 2/
+        wait_until(lambda: all(len(s) >= 3 for s in seen.values()) or errors)  # every client is served v1
+        export_classifier(tmp_path, v2, uncased_vocab_path, seed=2)  # hidden temp dir, renamed to 2/
         server.wait_for_log("Successfully unloaded servable version {name: toy version: 1}")
         wait_until(lambda: all(s.count("v2") >= 3 for s in seen.values()) or errors)
     finally:
@@ -73,7 +84,8 @@ def test_new_version_is_served_under_load_without_failed_requests(tmp_path, star
     with ServingClient("toy", server.address) as client:
         assert client.status() == [
             {"version": 2, "state": "AVAILABLE", "error_code": "OK", "error_message": ""},
-            {"version": 1, "state": "END", "error_code": "OK", "error_message": ""}]
+            {"version": 1, "state": "END", "error_code": "OK", "error_message": ""},
+        ]
 
 
 def test_version_that_fails_to_load_is_reported_and_the_previous_one_kept(tmp_path, start_server):

@@ -20,7 +20,8 @@ from tests.serving.toy_models import ToyModel, export_version
 
 def predict_log(inputs, signature=""):
     return prediction_log_pb2.PredictionLog(
-        predict_log=prediction_log_pb2.PredictLog(request=predict_request(inputs, signature=signature)))
+        predict_log=prediction_log_pb2.PredictLog(request=predict_request(inputs, signature=signature))
+    )
 
 
 def classify_log(texts):
@@ -62,8 +63,16 @@ def warm_error(servable, records, limits=RequestLimits()):
 
 def test_predict_and_classify_records_run_and_others_are_skipped(servable):
     regress = prediction_log_pb2.PredictionLog(regress_log=prediction_log_pb2.RegressLog())
-    write_records(servable.path, [predict_log({"text": ["a", "bb"]}), classify_log(["x"]), regress,
-                                  prediction_log_pb2.PredictionLog(), predict_log({"text": ["c"]}, "stats")])
+    write_records(
+        servable.path,
+        [
+            predict_log({"text": ["a", "bb"]}),
+            classify_log(["x"]),
+            regress,
+            prediction_log_pb2.PredictionLog(),
+            predict_log({"text": ["c"]}, "stats"),
+        ],
+    )
     assert warm_up(servable, RequestLimits()) == 3
 
 
@@ -71,20 +80,41 @@ def test_no_file_is_no_warm_up(servable):
     assert warm_up(servable, RequestLimits()) == 0
 
 
-@pytest.mark.parametrize("records, code, message", [
-    ([b"not a prediction log"], grpc.StatusCode.INVALID_ARGUMENT,
-     "Failed to parse warmup record 1 from {file}: not a serialized tensorflow.serving.PredictionLog"),
-    ([predict_log({"text": ["fine"]}), predict_log({"txt": ["x"]})], grpc.StatusCode.INVALID_ARGUMENT,
-     "warm-up request 2 of {file} failed: INVALID_ARGUMENT: input size does not match signature"),
-    ([predict_log({"text": [b"\xff"]})], grpc.StatusCode.INVALID_ARGUMENT,   # fails inside the graph
-     "warm-up request 1 of {file} failed: INVALID_ARGUMENT: "),
-    ([predict_log({"text": ["x"]}, "nope")], grpc.StatusCode.FAILED_PRECONDITION,
-     'warm-up request 1 of {file} failed: FAILED_PRECONDITION: Serving signature key "nope" not found.'),
-    ([prediction_log_pb2.PredictionLog(session_run_log=prediction_log_pb2.SessionRunLog())],
-     grpc.StatusCode.UNIMPLEMENTED, "Unsupported log_type for warmup: session_run_log (record 1 of {file})"),
-    ([predict_log({"text": ["x"]})] * (MAX_RECORDS + 1), grpc.StatusCode.INVALID_ARGUMENT,
-     "Number of warmup records exceeds the maximum (1000) at {file}"),
-])
+@pytest.mark.parametrize(
+    "records, code, message",
+    [
+        (
+            [b"not a prediction log"],
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Failed to parse warmup record 1 from {file}: not a serialized tensorflow.serving.PredictionLog",
+        ),
+        (
+            [predict_log({"text": ["fine"]}), predict_log({"txt": ["x"]})],
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "warm-up request 2 of {file} failed: INVALID_ARGUMENT: input size does not match signature",
+        ),
+        (
+            [predict_log({"text": [b"\xff"]})],
+            grpc.StatusCode.INVALID_ARGUMENT,  # fails inside the graph
+            "warm-up request 1 of {file} failed: INVALID_ARGUMENT: ",
+        ),
+        (
+            [predict_log({"text": ["x"]}, "nope")],
+            grpc.StatusCode.FAILED_PRECONDITION,
+            'warm-up request 1 of {file} failed: FAILED_PRECONDITION: Serving signature key "nope" not found.',
+        ),
+        (
+            [prediction_log_pb2.PredictionLog(session_run_log=prediction_log_pb2.SessionRunLog())],
+            grpc.StatusCode.UNIMPLEMENTED,
+            "Unsupported log_type for warmup: session_run_log (record 1 of {file})",
+        ),
+        (
+            [predict_log({"text": ["x"]})] * (MAX_RECORDS + 1),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "Number of warmup records exceeds the maximum (1000) at {file}",
+        ),
+    ],
+)
 def test_a_bad_record_fails_warm_up_naming_it(servable, records, code, message):
     error = warm_error(servable, records)
     file = os.path.join(servable.path, WARMUP_FILE)
@@ -123,22 +153,23 @@ def test_the_server_warms_a_version_up_before_serving_it_and_retries_a_bad_file(
     os.rename(version_2, tmp_path / "2")
     server.wait_for_log("Loading servable: {name: toy version: 2} failed: warm-up request 1 of")
     with ServingClient("toy", server.address) as client:
-        assert client.predict(["abc"])["tag"].tolist() == [b"v1"]   # the previous version still serves
+        assert client.predict(["abc"])["tag"].tolist() == [b"v1"]  # the previous version still serves
         failed = client.status()[0]
         assert (failed["version"], failed["state"], failed["error_code"]) == (2, "END", "FAILED_PRECONDITION")
         write_records(str(tmp_path / "2"), [predict_log({"text": ["x", "yy"]}), classify_log(["z"])])
         server.wait_for_log("Successfully loaded servable version {name: toy version: 2}")
         assert client.predict(["abc"])["tag"].tolist() == [b"v2"]
     log = server.log()
-    warmed = log.index(f"Finished reading warmup data for model at {tmp_path / '2' / WARMUP_FILE}. Number of "
-                       f"warmup records read: 2.")
+    warmed = log.index(
+        f"Finished reading warmup data for model at {tmp_path / '2' / WARMUP_FILE}. Number of warmup records read: 2."
+    )
     assert warmed < log.index("Successfully loaded servable version {name: toy version: 2}")
     assert len(server.access_lines("Predict")) == 2 and not server.access_lines("Classify")  # not user requests
 
 
 def test_warm_up_can_be_turned_off(tmp_path, start_server):
     version = export_version(ToyModel("v1"), tmp_path, 1)
-    write_records(version, [predict_log({"text": ["x"]}, "nope")])   # would fail the load
+    write_records(version, [predict_log({"text": ["x"]}, "nope")])  # would fail the load
     server = start_server(tmp_path, "--enable_model_warmup=false")
     with ServingClient("toy", server.address) as client:
         assert client.predict(["abc"])["tag"].tolist() == [b"v1"]

@@ -35,9 +35,13 @@ class ToyModel(tf.Module):
         length = tf.strings.unicode_decode(text, "UTF-8", errors="strict").row_lengths()
         x = tf.cast(length, tf.float32) * self.scale - 2.0
         logits = tf.stack([-x, x], axis=1)
-        return {"length": length, "logits": logits, "probabilities": tf.nn.softmax(logits),
-                "label": tf.gather(tf.constant(LABELS), tf.argmax(logits, axis=1)),
-                "tag": tf.fill(tf.shape(text), self.tag.read_value())}
+        return {
+            "length": length,
+            "logits": logits,
+            "probabilities": tf.nn.softmax(logits),
+            "label": tf.gather(tf.constant(LABELS), tf.argmax(logits, axis=1)),
+            "tag": tf.fill(tf.shape(text), self.tag.read_value()),
+        }
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
     def pair(self, text, text_b):
@@ -64,17 +68,23 @@ class ToyModel(tf.Module):
         def mark():
             with tf.control_dependencies([tf.io.write_file(text[-1], "running")]):
                 return tf.constant(True)
+
         marked = tf.cond(tf.size(text) > 1, mark, lambda: tf.constant(False))
         with tf.control_dependencies([marked]):
             start = tf.timestamp()
-        (waited,) = tf.while_loop(lambda t: t - start < seconds, lambda t: [tf.timestamp()],
-                                  [start])
+        (waited,) = tf.while_loop(lambda t: t - start < seconds, lambda t: [tf.timestamp()], [start])
         with tf.control_dependencies([waited]):
             return {"length": tf.strings.length(text)}
 
     def signatures(self):
-        return {"serving_default": self.serve, "pair": self.pair, "classify": self.classify,
-                "stats": self.stats, "ids": self.ids, "slow": self.slow}
+        return {
+            "serving_default": self.serve,
+            "pair": self.pair,
+            "classify": self.classify,
+            "stats": self.stats,
+            "ids": self.ids,
+            "slow": self.slow,
+        }
 
 
 def tf_text_tokenizer_model():
@@ -160,5 +170,6 @@ def slow_loading_model(functions=40, ops=20):
         return {"length": x}
 
     spec = [tf.TensorSpec([None], tf.string)]
-    return module, {f"chain_{i}": tf.function(chain, input_signature=spec).get_concrete_function()
-                    for i in range(functions)}
+    return module, {
+        f"chain_{i}": tf.function(chain, input_signature=spec).get_concrete_function() for i in range(functions)
+    }

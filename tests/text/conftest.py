@@ -31,8 +31,11 @@ def cased_vocab():
 def tokenizers(uncased_vocab, cased_vocab):
     """(variant, casing) → BertTokenizer, built once per session."""
     vocabs = {"uncased": uncased_vocab, "cased": cased_vocab}
-    return {(variant, casing): BertTokenizer(vocabs[casing], lower_case=casing == "uncased", variant=variant)
-            for variant in ("default", "portable") for casing in ("uncased", "cased")}
+    return {
+        (variant, casing): BertTokenizer(vocabs[casing], lower_case=casing == "uncased", variant=variant)
+        for variant in ("default", "portable")
+        for casing in ("uncased", "cased")
+    }
 
 
 @pytest.fixture(scope="session")
@@ -51,8 +54,9 @@ def reference_ids(goldens, uncased_vocab, cased_vocab):
     """
     out = {}
     for casing, vocab in (("uncased", uncased_vocab), ("cased", cased_vocab)):
-        ref = reference.FullTokenizer(dict(vocab.token_to_id), do_lower_case=casing == "uncased",
-                                      max_input_chars_per_word=100)
+        ref = reference.FullTokenizer(
+            dict(vocab.token_to_id), do_lower_case=casing == "uncased", max_input_chars_per_word=100
+        )
         out[casing] = [ref.convert_tokens_to_ids(ref.tokenize(case_bytes(c))) for c in goldens["cases"]]
     return out
 

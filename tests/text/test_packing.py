@@ -12,8 +12,9 @@ IDS = {"cls_id": 101, "sep_id": 102, "pad_id": 0}
 
 def test_single_segment_layout_and_truncation():
     out = BertPacker(6, IDS)(tf.ragged.constant([[1, 2, 3, 4, 5, 6], [7], []]))
-    np.testing.assert_array_equal(out["input_word_ids"], [[101, 1, 2, 3, 4, 102], [101, 7, 102, 0, 0, 0],
-                                                          [101, 102, 0, 0, 0, 0]])
+    np.testing.assert_array_equal(
+        out["input_word_ids"], [[101, 1, 2, 3, 4, 102], [101, 7, 102, 0, 0, 0], [101, 102, 0, 0, 0, 0]]
+    )
     np.testing.assert_array_equal(out["input_mask"], [[1] * 6, [1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 0]])
     np.testing.assert_array_equal(out["input_type_ids"], np.zeros([3, 6]))
     assert all(v.dtype == tf.int32 for v in out.values())
@@ -70,9 +71,11 @@ def test_dynamic_pads_to_longest_rounded_to_8_capped_at_seq_length():
 def test_length_buckets_pad_to_powers_of_two_from_16_then_seq_length():
     packer = BertPacker(100, IDS, dynamic=True, length_buckets=True)
     assert packer.padded_lengths == (16, 32, 64, 100)
-    shapes = {n: packer(tf.ragged.constant([[1] * n, [2]]))["input_word_ids"].shape[1]
-              for n in (1, 14, 15, 30, 31, 62, 63, 98, 150)}
-    assert shapes == {1: 16, 14: 16, 15: 32, 30: 32, 31: 64, 62: 64, 63: 100, 98: 100, 150: 100}   # n + [CLS] [SEP]
+    shapes = {
+        n: packer(tf.ragged.constant([[1] * n, [2]]))["input_word_ids"].shape[1]
+        for n in (1, 14, 15, 30, 31, 62, 63, 98, 150)
+    }
+    assert shapes == {1: 16, 14: 16, 15: 32, 30: 32, 31: 64, 62: 64, 63: 100, 98: 100, 150: 100}  # n + [CLS] [SEP]
     assert BertPacker(128, IDS, dynamic=True, length_buckets=True).padded_lengths == (16, 32, 64, 128)
     assert BertPacker(8, IDS, dynamic=True, length_buckets=True).padded_lengths == (8,)
 

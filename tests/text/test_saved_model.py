@@ -14,8 +14,14 @@ from keras_bert_lite.text import BertPacker
 
 TEXTS = ["Hello, world!", "", "Ünïcödé ΟΔΟΣ 中文 \x01 tab\there", "b" * 120]
 # tf_text ops linked by stock TF Serving (FastBertNormalize only from 2.12; we do not use it).
-SERVING_TF_TEXT_OPS = {"CaseFoldUTF8", "NormalizeUTF8", "RegexSplitWithOffsets", "WordpieceTokenizeWithOffsets",
-                       "FastWordpieceTokenizeWithOffsets", "FastBertNormalize"}
+SERVING_TF_TEXT_OPS = {
+    "CaseFoldUTF8",
+    "NormalizeUTF8",
+    "RegexSplitWithOffsets",
+    "WordpieceTokenizeWithOffsets",
+    "FastWordpieceTokenizeWithOffsets",
+    "FastBertNormalize",
+}
 
 LOAD_AND_CHECK = r"""
 import json, sys
@@ -63,9 +69,20 @@ def test_saved_model_runs_without_tensorflow_text(tmp_path, uncased_vocab, token
     portable = _save(tokenizers["portable", "uncased"], str(tmp_path / "portable"))
     _save(tokenizers["default", "uncased"], str(tmp_path / "default"))
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
-    result = subprocess.run([sys.executable, "-c", LOAD_AND_CHECK, str(tmp_path / "portable"),
-                             str(tmp_path / "default"), json.dumps(TEXTS)],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LOAD_AND_CHECK,
+            str(tmp_path / "portable"),
+            str(tmp_path / "default"),
+            json.dumps(TEXTS),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert not report["tensorflow_text_imported"]

@@ -16,7 +16,7 @@ VARIANTS = ("default", "portable")
 CASINGS = ("uncased", "cased")
 
 
-@pytest.mark.parametrize("method", ["tokenize", "tokenize_with_offsets"])   # two paths: ids only, with offsets
+@pytest.mark.parametrize("method", ["tokenize", "tokenize_with_offsets"])  # two paths: ids only, with offsets
 @pytest.mark.parametrize("casing", CASINGS)
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_golden_ids_equal_reference(tokenizers, goldens, reference_ids, variant, casing, method):
@@ -27,15 +27,17 @@ def test_golden_ids_equal_reference(tokenizers, goldens, reference_ids, variant,
     got = (out if method == "tokenize" else out.ids).to_list()
     want = reference_ids[casing]
     mismatches = [(c.get("text", c.get("utf8_hex")), g, w) for c, g, w in zip(cases, got, want) if g != w]
-    assert not mismatches, (f"{len(mismatches)}/{len(cases)} lines differ from the reference (Unicode "
-                            f"{unicodedata.unidata_version}), first (line, ours, reference): {mismatches[0]}")
-    assert len(cases) >= 400 and sum(map(len, want)) > 5000   # the reference really tokenised them
+    assert not mismatches, (
+        f"{len(mismatches)}/{len(cases)} lines differ from the reference (Unicode "
+        f"{unicodedata.unidata_version}), first (line, ours, reference): {mismatches[0]}"
+    )
+    assert len(cases) >= 400 and sum(map(len, want)) > 5000  # the reference really tokenised them
 
 
 def test_goldens_pin_the_known_tf_text_differences(goldens):
     """The golden set holds the cases where tf_text's own BertTokenizer normalisation is wrong."""
     texts = [c.get("text", "") for c in goldens["cases"]]
-    for needle in ("…", "ß", "，", "\x01", "\u200b", "\x0b", "ΟΔΟΣ", "\U000F0000", "e\u0301cole", "a" * 100):
+    for needle in ("…", "ß", "，", "\x01", "\u200b", "\x0b", "ΟΔΟΣ", "\U000f0000", "e\u0301cole", "a" * 100):
         assert any(needle in t for t in texts), needle
 
 
@@ -43,8 +45,17 @@ def test_goldens_hold_characters_whose_properties_differ_between_supported_pytho
     """Characters new in Unicode 14 and 15 / 15.1 (unassigned under Python 3.10 / 3.11): on each supported Python
     the tables and the reference must agree on them, whatever that Python's Unicode version says they are."""
     text = "".join(c.get("text", "") for c in goldens["cases"])
-    for needle in ("\u0890", "\u2e5d", "\U00010570", "\U0001e08f", "\U00011f43", "\U0001e4ec", "\u2ffc",
-                   "\U00031350", "\U0002ebf0"):
+    for needle in (
+        "\u0890",
+        "\u2e5d",
+        "\U00010570",
+        "\U0001e08f",
+        "\U00011f43",
+        "\U0001e4ec",
+        "\u2ffc",
+        "\U00031350",
+        "\U0002ebf0",
+    ):
         assert needle in text, hex(ord(needle))
 
 
@@ -57,7 +68,7 @@ def test_known_ids(tokenizers, uncased_vocab, variant):
     # Reference: lower() keeps ß (tf_text's casefold makes "ss"), keeps … (NFKC makes "...") and full-width
     # letters (NFKC makes "abc"); here ＡＢＣ lowers to ａｂｃ, which the vocab does not have.
     assert [uncased_vocab.tokens[i] for i in ids[1]] == ["st", "##raße", "…", "[UNK]"]
-    assert ids[2] == [v["ab"]]          # control character deleted, not a word break
+    assert ids[2] == [v["ab"]]  # control character deleted, not a word break
     assert ids[3] == []
 
 
@@ -78,21 +89,33 @@ def test_random_tricky_text_equals_reference(tokenizers, uncased_vocab, variant)
     against the vendored reference, through both methods, in batches large and small (so batches take both
     the in-place and the expanding lower-case path)."""
     ref = reference.FullTokenizer(dict(uncased_vocab.token_to_id), do_lower_case=True, max_input_chars_per_word=100)
-    pools = ["abcXYZ", "ΣσςΑΒΓ", "\u0301\u0308\u0338", "한국어", "中文", " \t\n\u00a0\u2028",
-             "\x00\x01\u200b\ufffd", "≠≮İẞé", ".,!?", "\U0001F600", "ǅǈ"]
+    pools = [
+        "abcXYZ",
+        "ΣσςΑΒΓ",
+        "\u0301\u0308\u0338",
+        "한국어",
+        "中文",
+        " \t\n\u00a0\u2028",
+        "\x00\x01\u200b\ufffd",
+        "≠≮İẞé",
+        ".,!?",
+        "\U0001f600",
+        "ǅǈ",
+    ]
     rng = random.Random(0)
     texts = ["".join(rng.choice(rng.choice(pools)) for _ in range(rng.randint(0, 12))) for _ in range(600)]
     want = [ref.convert_tokens_to_ids(ref.tokenize(t)) for t in texts]
     tok = tokenizers[variant, "uncased"]
     signature = [tf.TensorSpec([None], tf.string)]
-    methods = {"tokenize": tf.function(tok.tokenize, input_signature=signature),
-               "tokenize_with_offsets": tf.function(lambda t: tok.tokenize_with_offsets(t).ids,
-                                                    input_signature=signature)}
+    methods = {
+        "tokenize": tf.function(tok.tokenize, input_signature=signature),
+        "tokenize_with_offsets": tf.function(lambda t: tok.tokenize_with_offsets(t).ids, input_signature=signature),
+    }
     for name, method in methods.items():
         for size in (600, 5):
             got = []
             for i in range(0, len(texts), size):
-                got += method(tf.constant([t.encode() for t in texts[i:i + size]])).to_list()
+                got += method(tf.constant([t.encode() for t in texts[i : i + size]])).to_list()
             mismatches = [(t, g, w) for t, g, w in zip(texts, got, want) if g != w]
             assert not mismatches, f"{name}, batches of {size}: {len(mismatches)} differ, first {mismatches[0]}"
 
@@ -109,8 +132,10 @@ def test_offsets_point_into_the_original_string(tokenizers, uncased_vocab, varia
     text = ["Héllo,  WORLD!\tunaffable", "\x01中文 ΟΔΟΣ", "plain: it's e-mail"]
     out = tokenizers[variant, "uncased"].tokenize_with_offsets(tf.constant(text))
     raw = [t.encode() for t in text]
-    spans = [[raw[i][s:e].decode() for s, e in zip(starts, ends)]
-             for i, (starts, ends) in enumerate(zip(out.starts.to_list(), out.ends.to_list()))]
+    spans = [
+        [raw[i][s:e].decode() for s, e in zip(starts, ends)]
+        for i, (starts, ends) in enumerate(zip(out.starts.to_list(), out.ends.to_list()))
+    ]
     assert spans[0] == ["Héllo", ",", "WORLD", "!", "una", "ffa", "ble"]
     assert spans[1] == ["中", "文", "Ο", "Δ", "ΟΣ"]  # ο ##δ ##ος
     assert spans[2] == ["plain", ":", "it", "'", "s", "e", "-", "mail"]
@@ -124,8 +149,10 @@ def test_a_tokens_text_holds_the_characters_normalisation_deleted_after_it(token
     text = ["Cafe\u0301 is Zoe\u0308.", "a\x01b c\u200bd", "Cafe\u0301"]
     out = tokenizers[variant, "uncased"].tokenize_with_offsets(tf.constant(text))
     raw = [t.encode() for t in text]
-    spans = [[raw[i][s:e].decode() for s, e in zip(starts, ends)]
-             for i, (starts, ends) in enumerate(zip(out.starts.to_list(), out.ends.to_list()))]
+    spans = [
+        [raw[i][s:e].decode() for s, e in zip(starts, ends)]
+        for i, (starts, ends) in enumerate(zip(out.starts.to_list(), out.ends.to_list()))
+    ]
     assert spans == [["Cafe\u0301", "is", "Zoe\u0308", "."], ["a\x01b", "c\u200bd"], ["Cafe\u0301"]]
 
 
@@ -172,8 +199,9 @@ def test_tf_data_and_tf_function(tokenizers, variant):
 
 def test_max_chars_per_word(uncased_vocab):
     tok = BertTokenizer(uncased_vocab, lower_case=True, max_chars_per_word=5, variant="portable")
-    assert tok.tokenize(tf.constant(["hello hellos"])).to_list() == [[uncased_vocab.token_to_id["hello"],
-                                                                         uncased_vocab.unk_id]]
+    assert tok.tokenize(tf.constant(["hello hellos"])).to_list() == [
+        [uncased_vocab.token_to_id["hello"], uncased_vocab.unk_id]
+    ]
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

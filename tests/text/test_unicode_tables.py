@@ -43,7 +43,7 @@ def test_known_properties():
     prop = lambda ch: int(_props(t, np.array([ord(ch)]))[0])  # noqa: E731
     assert prop("\x01") & ut.CLASS_MASK == ut.DROP and prop("\u200b") & ut.CLASS_MASK == ut.DROP
     assert prop("\t") & ut.CLASS_MASK == ut.SPACE and prop("\u2028") & ut.CLASS_MASK == ut.SPACE
-    assert prop("\ue000") & ut.CLASS_MASK == ut.WORD        # private use: kept by the original (not by HF)
+    assert prop("\ue000") & ut.CLASS_MASK == ut.WORD  # private use: kept by the original (not by HF)
     assert prop("$") & ut.CLASS_MASK == ut.PUNCT and prop("中") & ut.CLASS_MASK == ut.CJK
     assert prop("Σ") & ut.CASED and prop("'") & ut.CASE_IGNORABLE and not prop(" ") & (ut.CASED | ut.CASE_IGNORABLE)
 
@@ -64,21 +64,28 @@ def test_every_code_point_lower_cases_and_sees_final_sigma_as_python_does():
     props, rows = _props(t, cps), _lower_rows(t, cps)
     wrong = []
     for cp in range(sys.maxunicode + 1):
-        if props[cp] & ut.CLASS_MASK in (ut.DROP, ut.SPACE):           # removed before the reference lower-cases
+        if props[cp] & ut.CLASS_MASK in (ut.DROP, ut.SPACE):  # removed before the reference lower-cases
             continue
         ch = chr(cp)
         mapped = "".join(c for c in unicodedata.normalize("NFD", ch.lower()) if unicodedata.category(c) != "Mn")
         table = ch if rows[cp] < 0 else "".join(chr(v) for v in t.lower_values[rows[cp]] if v >= 0)
-        sigma = (ut.CASED if (ch + "\u03a3").lower().endswith("\u03c2") else
-                 ut.CASE_IGNORABLE if ("\u0391" + ch + "\u03a3").lower().endswith("\u03c2") else 0)
+        sigma = (
+            ut.CASED
+            if (ch + "\u03a3").lower().endswith("\u03c2")
+            else ut.CASE_IGNORABLE
+            if ("\u0391" + ch + "\u03a3").lower().endswith("\u03c2")
+            else 0
+        )
         if table != mapped or props[cp] & (ut.CASED | ut.CASE_IGNORABLE) != sigma:
             wrong.append(hex(cp))
     assert not wrong, wrong[:20]
 
 
 def _equal(a, b):
-    return all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("pages", "blocks", "lower_values")) \
+    return (
+        all(np.array_equal(getattr(a, k), getattr(b, k)) for k in ("pages", "blocks", "lower_values"))
         and a.unicode_version == b.unicode_version
+    )
 
 
 def test_tables_are_cached_per_unicode_version_and_code_and_read_back_equal(tmp_path, monkeypatch):
@@ -86,10 +93,10 @@ def test_tables_are_cached_per_unicode_version_and_code_and_read_back_equal(tmp_
     path = ut.cache_file()
     assert path.startswith(str(tmp_path)) and unicodedata.unidata_version in os.path.basename(path)
     built = ut.load_or_build(path)
-    assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]      # no temporary left
+    assert os.listdir(os.path.dirname(path)) == [os.path.basename(path)]  # no temporary left
     monkeypatch.setattr(ut, "build_unicode_tables", lambda: pytest.fail("built again instead of read"))
     assert _equal(ut.load_or_build(path), built)
-    assert _equal(built, ut.unicode_tables())                                 # what the tokenizer uses
+    assert _equal(built, ut.unicode_tables())  # what the tokenizer uses
 
 
 @pytest.mark.parametrize("damage", ["truncated", "not an npz", "out-of-range page"])
@@ -98,14 +105,19 @@ def test_a_damaged_cache_file_is_rebuilt_and_replaced(tmp_path, damage):
     good = ut.load_or_build(path)
     if damage == "truncated":
         data = open(path, "rb").read()
-        open(path, "wb").write(data[:len(data) // 2])
+        open(path, "wb").write(data[: len(data) // 2])
     elif damage == "not an npz":
         open(path, "w").write("hello")
     else:
-        np.savez(path, pages=good.pages + len(good.blocks), blocks=good.blocks, lower_values=good.lower_values,
-                 unicode_version=np.asarray(good.unicode_version))
+        np.savez(
+            path,
+            pages=good.pages + len(good.blocks),
+            blocks=good.blocks,
+            lower_values=good.lower_values,
+            unicode_version=np.asarray(good.unicode_version),
+        )
     assert _equal(ut.load_or_build(path), good)
-    with np.load(path) as saved:                                              # rewritten whole
+    with np.load(path) as saved:  # rewritten whole
         assert np.array_equal(saved["pages"], good.pages)
 
 

@@ -14,8 +14,13 @@ from keras_bert_lite.text.vocab import table_mismatch
 
 def test_standard_uncased_vocab(uncased_vocab):
     assert len(uncased_vocab) == 30522
-    assert (uncased_vocab.pad_id, uncased_vocab.unk_id, uncased_vocab.cls_id, uncased_vocab.sep_id,
-            uncased_vocab.mask_id) == (0, 100, 101, 102, 103)
+    assert (
+        uncased_vocab.pad_id,
+        uncased_vocab.unk_id,
+        uncased_vocab.cls_id,
+        uncased_vocab.sep_id,
+        uncased_vocab.mask_id,
+    ) == (0, 100, 101, 102, 103)
     assert uncased_vocab.is_continuation[uncased_vocab.token_to_id["##ing"]]
     assert not uncased_vocab.is_continuation[uncased_vocab.token_to_id["the"]]
     assert uncased_vocab.max_piece_chars == 18
@@ -56,13 +61,16 @@ def test_blank_lines_at_the_end_are_ignored_as_the_reference_ids_them_after_ever
 
 
 def test_an_embedding_table_may_pad_the_vocabulary_to_a_multiple_of_8_to_128():
-    vocab = Vocab(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(28)], source="v.txt")     # 33 tokens
+    vocab = Vocab(list(SPECIAL_TOKENS) + [f"w{i}" for i in range(28)], source="v.txt")  # 33 tokens
     assert table_mismatch(33, vocab) is None
-    assert table_mismatch(40, vocab) is None                       # to a multiple of 8 (NVIDIA's, MosaicBERT's)
-    assert table_mismatch(48, vocab) is None and table_mismatch(128, vocab) is None     # of 16, of 128
-    for rows in (32, 39, 256):                                     # fewer rows, or more than padding explains
+    assert table_mismatch(40, vocab) is None  # to a multiple of 8 (NVIDIA's, MosaicBERT's)
+    assert table_mismatch(48, vocab) is None and table_mismatch(128, vocab) is None  # of 16, of 128
+    for rows in (32, 39, 256):  # fewer rows, or more than padding explains
         assert table_mismatch(rows, vocab).startswith(f"the model's vocab_size is {rows} but v.txt has 33 tokens")
     check_vocab_size(40, vocab)
-    with pytest.raises(SettingsError, match=r"^The model's vocab_size is 39 but v.txt has 33 tokens \(a table may "
-                                            r"only pad .*\): pass the --vocab the model was trained with\.$"):
+    with pytest.raises(
+        SettingsError,
+        match=r"^The model's vocab_size is 39 but v.txt has 33 tokens \(a table may "
+        r"only pad .*\): pass the --vocab the model was trained with\.$",
+    ):
         check_vocab_size(39, vocab)

@@ -20,9 +20,11 @@ from keras_bert_lite.runners import pretrain as pretrain_runner
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 # Whole words of the vocabulary: one piece each.
-WORDS = ("the a of to and in is it that was for on are with as his they be at one have this from by hot word "
-         "but what some we can out other were all there when up use your how said an each she which do their "
-         "time if will way about many then them write would like so these her long make thing see him two").split()
+WORDS = (
+    "the a of to and in is it that was for on are with as his they be at one have this from by hot word "
+    "but what some we can out other were all there when up use your how said an each she which do their "
+    "time if will way about many then them write would like so these her long make thing see him two"
+).split()
 LETTERS = list("abcdefghijklmnopqrstuvwxyz")
 PUNCTUATION = list(".,!?")
 TOKENS = SPECIAL + PUNCTUATION + WORDS + [c for c in LETTERS if c not in WORDS] + ["##" + c for c in LETTERS]
@@ -38,8 +40,16 @@ def write_vocab(directory) -> str:
 
 def write_config(directory, name="config.json", **overrides) -> str:
     """A tiny BertConfig JSON for the synthetic vocabulary, dropout off unless overridden."""
-    settings = dict(vocab_size=len(TOKENS), hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32,
-                    max_position_embeddings=64, hidden_dropout=0.0, attention_dropout=0.0)
+    settings = dict(
+        vocab_size=len(TOKENS),
+        hidden_size=16,
+        num_layers=1,
+        num_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+    )
     settings.update(overrides)
     path = os.path.join(directory, name)
     BertConfig(**settings).to_json(path)
@@ -62,16 +72,30 @@ def random_words_corpus(path, docs=60, sentences=8, seed=0) -> str:
             return "".join(rng.choice(LETTERS, size=rng.integers(2, 6)))
         return str(rng.choice(WORDS))
 
-    documents = [[" ".join(word() for _ in range(rng.integers(4, 13))) + "." for _ in range(sentences)]
-                 for _ in range(docs)]
+    documents = [
+        [" ".join(word() for _ in range(rng.integers(4, 13))) + "." for _ in range(sentences)] for _ in range(docs)
+    ]
     return write_corpus(path, documents)
 
 
 def run_args(corpus, vocab, config, model_dir, **flags) -> list[str]:
     """kbl-pretrain arguments for a small run; `flags` add or override (True: a bare switch)."""
-    settings = {"input_files": corpus, "vocab": vocab, "lower_case": "true", "config": config, "model_dir": model_dir,
-                "seq_length": 32, "batch_size": 8, "steps": 4, "max_predictions": 5, "window_docs": 8,
-                "shuffle_buffer": 50, "learning_rate": 1e-3, "warmup_steps": 0, "quiet": True}
+    settings = {
+        "input_files": corpus,
+        "vocab": vocab,
+        "lower_case": "true",
+        "config": config,
+        "model_dir": model_dir,
+        "seq_length": 32,
+        "batch_size": 8,
+        "steps": 4,
+        "max_predictions": 5,
+        "window_docs": 8,
+        "shuffle_buffer": 50,
+        "learning_rate": 1e-3,
+        "warmup_steps": 0,
+        "quiet": True,
+    }
     settings.update(flags)
     args = []
     for key, value in settings.items():
@@ -103,6 +127,7 @@ def install_probe(monkeypatch) -> list:
 
             def record(*tensors):
                 self.batches.append(tf.nest.pack_sequence_as(batch, [t.numpy() for t in tensors]))
+
             tf.py_function(record, flat, [])
             return super()._replica_step(batch)
 
@@ -116,17 +141,28 @@ def install_probe(monkeypatch) -> list:
                 variables = [v for _, v in pairs]
                 paths = [v.path for v in variables]
                 scale = getattr(optimizer, "dynamic_scale", None)
-                state = [tf.cast(tf.convert_to_tensor(x), tf.float64) for x in (
-                    1.0 if scale is None else scale, inner.gradient_norm, inner.iterations)]
+                state = [
+                    tf.cast(tf.convert_to_tensor(x), tf.float64)
+                    for x in (1.0 if scale is None else scale, inner.gradient_norm, inner.iterations)
+                ]
 
                 def record(*tensors):
                     values = [t.numpy() for t in tensors]
                     n = len(grads)
-                    self.updates.append({"paths": paths, "grads": values[:n], "weights": values[n:2 * n],
-                                         "scale": float(values[2 * n]), "gradient_norm": float(values[2 * n + 1]),
-                                         "iterations": int(values[2 * n + 2])})
+                    self.updates.append(
+                        {
+                            "paths": paths,
+                            "grads": values[:n],
+                            "weights": values[n : 2 * n],
+                            "scale": float(values[2 * n]),
+                            "gradient_norm": float(values[2 * n + 1]),
+                            "iterations": int(values[2 * n + 2]),
+                        }
+                    )
+
                 tf.py_function(record, grads + [tf.convert_to_tensor(v) for v in variables] + state, [])
                 return original(pairs)
+
             optimizer.apply_gradients = apply_gradients
 
     monkeypatch.setattr(pretrain_runner, "Trainer", ProbeTrainer)

@@ -31,9 +31,11 @@ def test_multi_worker_without_tf_config_says_what_to_set(monkeypatch):
 
 
 def test_mirrored_uses_the_logical_cpus_without_a_gpu():
-    code = ("from keras_bert_lite.training.distribute import resolve_strategy, split_logical_cpus\n"
-            "split_logical_cpus(2)\n"
-            "s = resolve_strategy('mirrored')\n"
-            "print(type(s).__name__, s.num_replicas_in_sync)\n")
+    code = (
+        "from keras_bert_lite.training.distribute import resolve_strategy, split_logical_cpus\n"
+        "split_logical_cpus(2)\n"
+        "s = resolve_strategy('mirrored')\n"
+        "print(type(s).__name__, s.num_replicas_in_sync)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-2:] == ["MirroredStrategy", "2"]

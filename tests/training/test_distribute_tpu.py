@@ -54,12 +54,13 @@ class Built(Exception):
     """Raised by the fake TPUStrategy to stop a runner once its strategy is built."""
 
 
-@pytest.mark.parametrize("name, expected", [("grpc://10.1.2.3:8470", "grpc://10.1.2.3:8470"), ("my-tpu", "my-tpu"),
-                                            (None, ""), ("", "")])
+@pytest.mark.parametrize(
+    "name, expected", [("grpc://10.1.2.3:8470", "grpc://10.1.2.3:8470"), ("my-tpu", "my-tpu"), (None, ""), ("", "")]
+)
 def test_tpu_strategy_is_built_with_a_resolver_for_the_name(monkeypatch, name, expected):
     fake = FakeTPU(monkeypatch, lambda resolver: ("TPUStrategy", resolver))
     strategy = resolve_strategy("tpu", name)
-    fake.check(expected)           # "" or None: the local TPU VM
+    fake.check(expected)  # "" or None: the local TPU VM
     assert strategy == ("TPUStrategy", fake.calls[-1][1])
 
 
@@ -67,9 +68,17 @@ def test_pretrain_runs_on_the_strategy_built_for_its_tpu_flag(monkeypatch, tmp_p
     # The fake TPUStrategy is a real one-device strategy, so the run trains on it.
     fake = FakeTPU(monkeypatch, lambda resolver: tf.distribute.OneDeviceStrategy("/cpu:0"))
     trainers = probes.install_probe(monkeypatch)
-    history = probes.pretrain(probes.run_args(
-        probes.random_words_corpus(tmp_path / "corpus.txt", docs=20), probes.write_vocab(tmp_path),
-        probes.write_config(tmp_path), str(tmp_path / "run"), steps=2, strategy="tpu", tpu="grpc://10.1.2.3:8470"))
+    history = probes.pretrain(
+        probes.run_args(
+            probes.random_words_corpus(tmp_path / "corpus.txt", docs=20),
+            probes.write_vocab(tmp_path),
+            probes.write_config(tmp_path),
+            str(tmp_path / "run"),
+            steps=2,
+            strategy="tpu",
+            tpu="grpc://10.1.2.3:8470",
+        )
+    )
     fake.check("grpc://10.1.2.3:8470")
     assert trainers[-1].strategy is fake.strategy
     assert [h["step"] for h in history] == [2]
@@ -78,10 +87,26 @@ def test_pretrain_runs_on_the_strategy_built_for_its_tpu_flag(monkeypatch, tmp_p
 def test_finetune_builds_the_strategy_for_its_tpu_flag(monkeypatch, tmp_path):
     def stop(resolver):
         raise Built(resolver)
+
     fake = FakeTPU(monkeypatch, stop)
-    job = glue_runner.parse_args(["--train_file", "train.tsv", "--dev_file", "dev.tsv", "--preset", "tiny",
-                                  "--vocab", "vocab.txt", "--model_dir", str(tmp_path), "--strategy", "tpu",
-                                  "--tpu", "my-tpu"])
+    job = glue_runner.parse_args(
+        [
+            "--train_file",
+            "train.tsv",
+            "--dev_file",
+            "dev.tsv",
+            "--preset",
+            "tiny",
+            "--vocab",
+            "vocab.txt",
+            "--model_dir",
+            str(tmp_path),
+            "--strategy",
+            "tpu",
+            "--tpu",
+            "my-tpu",
+        ]
+    )
     with pytest.raises(Built):
         glue_runner.run(job)
     fake.check("my-tpu")

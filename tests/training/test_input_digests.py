@@ -55,15 +55,17 @@ def test_changed_added_and_removed_files_are_refused_by_setting_and_name(tmp_pat
     write(folder / "config.json", "{}\n")
     job = Job(data=train, init=str(folder))
     save_inputs(str(tmp_path), input_digests(job))
-    check_inputs(str(tmp_path), input_digests(job))                     # unchanged: resumes
+    check_inputs(str(tmp_path), input_digests(job))  # unchanged: resumes
 
-    write(tmp_path / "train.tsv", "good movie\t0\n")                    # a label fixed in place
+    write(tmp_path / "train.tsv", "good movie\t0\n")  # a label fixed in place
     (folder / "config.json").unlink()
     write(folder / "tokenizer.json", "{}\n")
     with pytest.raises(SettingsError) as error:
         check_inputs(str(tmp_path), input_digests(job))
-    assert ("(--data: train.tsv changed; --init: config.json removed, tokenizer.json added). Restore the files, use "
-            "a new --model_dir" in str(error.value)) and str(error.value).endswith("--allow_flag_change data,init.")
+    assert (
+        "(--data: train.tsv changed; --init: config.json removed, tokenizer.json added). Restore the files, use "
+        "a new --model_dir" in str(error.value)
+    ) and str(error.value).endswith("--allow_flag_change data,init.")
     with pytest.raises(SettingsError, match=r"\(--data: train.tsv changed\)"):
         check_inputs(str(tmp_path), input_digests(job), allowed=("init",))
 
@@ -83,7 +85,7 @@ def test_a_run_without_inputs_json_is_not_compared(tmp_path):
 def test_a_large_file_is_compared_by_its_size_and_samples(tmp_path, monkeypatch):
     monkeypatch.setattr(digests_module, "FULL_DIGEST_BYTES", 1000)
     monkeypatch.setattr(digests_module, "SAMPLE_BYTES", 10)
-    monkeypatch.setattr(digests_module, "SAMPLES", 3)                   # windows at 0, 1995 and 3990 of 4000
+    monkeypatch.setattr(digests_module, "SAMPLES", 3)  # windows at 0, 1995 and 3990 of 4000
     path = tmp_path / "corpus.txt"
     data = bytearray(b"a" * 4000)
     path.write_bytes(data)
@@ -94,9 +96,10 @@ def test_a_large_file_is_compared_by_its_size_and_samples(tmp_path, monkeypatch)
         edited = bytearray(data)
         edited[offset] = ord("b")
         path.write_bytes(edited)
-        os.utime(path, ns=(1, os.stat(path).st_mtime_ns + 1))          # a new version, whatever the clock
+        os.utime(path, ns=(1, os.stat(path).st_mtime_ns + 1))  # a new version, whatever the clock
         return digests_module.file_digest(str(path))
+
     assert digest_after(1999) != first and digest_after(3999) != first
-    assert digest_after(1000) == first                                  # between windows: unseen, as documented
+    assert digest_after(1000) == first  # between windows: unseen, as documented
     path.write_bytes(data + b"a")
-    assert digests_module.file_digest(str(path)) != first              # another size
+    assert digests_module.file_digest(str(path)) != first  # another size

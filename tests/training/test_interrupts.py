@@ -36,17 +36,22 @@ def sigint_at_example(number: int):
 
     def fn(context):
         return dataset_fn()(context).map(
-            lambda x, y: (x, tf.ensure_shape(tf.py_function(example, [y], tf.float32), [])))
+            lambda x, y: (x, tf.ensure_shape(tf.py_function(example, [y], tf.float32), []))
+        )
+
     return fn
 
 
 def test_ctrl_c_inside_a_compiled_loop_stops_it_at_the_next_step(tmp_path):
     run = trainer(tmp_path)
-    run.steps_per_loop = run.checkpoint_every = 1000       # one compiled call runs every step
-    with pytest.raises(TrainingInterrupted, match=r"^interrupted at step (\d+), before the first checkpoint: run "
-                                                  "the same command to start again$") as error:
+    run.steps_per_loop = run.checkpoint_every = 1000  # one compiled call runs every step
+    with pytest.raises(
+        TrainingInterrupted,
+        match=r"^interrupted at step (\d+), before the first checkpoint: run "
+        "the same command to start again$",
+    ) as error:
         run.train(sigint_at_example(20), global_batch_size=4, total_steps=1000, verbose=False)
     step = int(error.value.args[0].split()[3].rstrip(","))
-    assert step < 20, step              # example 20 is in step 5; what the pipeline read ahead of it, at most
+    assert step < 20, step  # example 20 is in step 5; what the pipeline read ahead of it, at most
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     assert not os.path.exists(tmp_path / "checkpoints") or not os.listdir(tmp_path / "checkpoints")

@@ -1,4 +1,5 @@
-"""The paper's metrics against scikit-learn's (golden values), scipy, the official SQuAD v2.0 evaluation and seqeval's definitions."""
+"""The paper's metrics against scikit-learn's (golden values), scipy, the official SQuAD v2.0 evaluation and
+seqeval's definitions."""
 
 import collections
 import json
@@ -12,11 +13,14 @@ import scipy.stats
 
 from keras_bert_lite.training import metrics as M
 
-
 # scikit-learn's values on fixed labels and predictions (tests/golden/make_metrics_goldens.py).
 SKLEARN = json.loads((pathlib.Path(__file__).parents[1] / "golden" / "metrics_goldens.json").read_text())
-FUNCTIONS = {"accuracy": M.accuracy, "matthews_corrcoef": M.matthews_corrcoef, "macro_f1": M.macro_f1,
-             "binary_f1": M.binary_f1}
+FUNCTIONS = {
+    "accuracy": M.accuracy,
+    "matthews_corrcoef": M.matthews_corrcoef,
+    "macro_f1": M.macro_f1,
+    "binary_f1": M.binary_f1,
+}
 
 
 @pytest.mark.parametrize("case", range(len(SKLEARN["cases"])))
@@ -44,9 +48,9 @@ def test_multi_label_metrics_match_sklearn(case):
 @pytest.mark.parametrize("seed", range(5))
 def test_correlations_match_scipy(seed):
     rng = np.random.default_rng(seed)
-    y = np.round(rng.uniform(0, 5, 300), 1)                  # many ties, as STS-B's 0.2 steps
+    y = np.round(rng.uniform(0, 5, 300), 1)  # many ties, as STS-B's 0.2 steps
     p = y + rng.normal(0, 1, 300)
-    p[:50] = np.round(p[:50])                                 # ties in the predictions too
+    p[:50] = np.round(p[:50])  # ties in the predictions too
     assert M.pearson(y, p) == pytest.approx(scipy.stats.pearsonr(y, p)[0], abs=1e-12)
     assert M.spearman(y, p) == pytest.approx(scipy.stats.spearmanr(y, p)[0], abs=1e-12)
 
@@ -54,18 +58,19 @@ def test_correlations_match_scipy(seed):
 # ---- The official SQuAD v2.0 evaluation script (evaluate-v2.0.py), its functions copied verbatim.
 def _official_normalize_answer(s):
     def remove_articles(text):
-        regex = re.compile(r'\b(a|an|the)\b', re.UNICODE)
-        return re.sub(regex, ' ', text)
+        regex = re.compile(r"\b(a|an|the)\b", re.UNICODE)
+        return re.sub(regex, " ", text)
 
     def white_space_fix(text):
-        return ' '.join(text.split())
+        return " ".join(text.split())
 
     def remove_punc(text):
         exclude = set(string.punctuation)
-        return ''.join(ch for ch in text if ch not in exclude)
+        return "".join(ch for ch in text if ch not in exclude)
 
     def lower(text):
         return text.lower()
+
     return white_space_fix(remove_articles(remove_punc(lower(s))))
 
 
@@ -103,15 +108,29 @@ def _official_scores(answers, predictions):
 
 
 def test_squad_scores_match_the_official_script():
-    answers = {"1": ["the Eiffel Tower", "Eiffel Tower"], "2": ["1889"], "3": [], "4": ["Paris, France"],
-               "5": ["a blue whale"], "6": [], "7": ["Gustave Eiffel's company"]}
-    predictions = {"1": "Eiffel tower!", "2": "in 1889", "3": "", "4": "France", "5": "", "6": "Lyon",
-                   "7": "Eiffel's company"}
+    answers = {
+        "1": ["the Eiffel Tower", "Eiffel Tower"],
+        "2": ["1889"],
+        "3": [],
+        "4": ["Paris, France"],
+        "5": ["a blue whale"],
+        "6": [],
+        "7": ["Gustave Eiffel's company"],
+    }
+    predictions = {
+        "1": "Eiffel tower!",
+        "2": "in 1889",
+        "3": "",
+        "4": "France",
+        "5": "",
+        "6": "Lyon",
+        "7": "Eiffel's company",
+    }
     exact, f1 = _official_scores(answers, predictions)
     ours = M.squad_scores(predictions, answers)
     assert ours["exact_match"] == pytest.approx(exact) and ours["f1"] == pytest.approx(f1)
     assert 0 < exact < f1 < 100
-    assert ours["no_answer_exact_match"] == pytest.approx(50.0)     # "3" right, "6" wrong
+    assert ours["no_answer_exact_match"] == pytest.approx(50.0)  # "3" right, "6" wrong
     for prediction, gold in [("The  Cat.", "cat"), ("a an the", ""), ("x y z", "y z w"), ("", "")]:
         assert M.squad_f1(prediction, gold) == pytest.approx(_official_compute_f1(gold, prediction))
         assert M.squad_exact_match(prediction, gold) == _official_compute_exact(gold, prediction)
@@ -147,13 +166,24 @@ def _seqeval_get_entities(seq):
 
 
 def _end_of_chunk(prev_tag, tag, prev_type, type_):
-    return ((prev_tag == "E") or (prev_tag == "S") or (prev_tag == "B" and tag in "BSO")
-            or (prev_tag == "I" and tag in "BSO") or (prev_tag != "O" and prev_type != type_))
+    return (
+        (prev_tag == "E")
+        or (prev_tag == "S")
+        or (prev_tag == "B" and tag in "BSO")
+        or (prev_tag == "I" and tag in "BSO")
+        or (prev_tag != "O" and prev_type != type_)
+    )
 
 
 def _start_of_chunk(prev_tag, tag, prev_type, type_):
-    return ((tag == "B") or (tag == "S") or (prev_tag == "E" and tag in "EI") or (prev_tag == "S" and tag in "EI")
-            or (prev_tag == "O" and tag in "EI") or (tag != "O" and prev_type != type_))
+    return (
+        (tag == "B")
+        or (tag == "S")
+        or (prev_tag == "E" and tag in "EI")
+        or (prev_tag == "S" and tag in "EI")
+        or (prev_tag == "O" and tag in "EI")
+        or (tag != "O" and prev_type != type_)
+    )
 
 
 def _seqeval_f1(true, pred):
@@ -173,6 +203,7 @@ def test_entity_f1_matches_seqeval(scheme):
 
     def sentence(n):
         return [rng.choice(["O", "O"] + [f"{p}-{t}" for p in prefixes for t in types]) for _ in range(n)]
+
     true = [sentence(int(rng.integers(1, 15))) for _ in range(60)]
     pred = [[t if rng.random() < 0.7 else s for t, s in zip(seq, sentence(len(seq)))] for seq in true]
     for s_true, s_pred in zip(true, pred):
@@ -192,20 +223,25 @@ def test_bilou_entities_are_the_iobes_entities_of_the_same_tags():
 
     def sentence(n):
         return [rng.choice(["O", "O"] + [f"{p}-{t}" for p in "BILU" for t in ("PER", "LOC")]) for _ in range(n)]
+
     true = [sentence(int(rng.integers(1, 15))) for _ in range(60)]
     pred = [[t if rng.random() < 0.7 else s for t, s in zip(seq, sentence(len(seq)))] for seq in true]
     renamed = [[tag if tag == "O" else iobes[tag[0]] + tag[1:] for tag in seq] for seq in true + pred]
     for seq, as_iobes in zip(true + pred, renamed):
         assert M.entity_spans(seq) == set(_seqeval_get_entities(as_iobes))
     assert M.entity_spans(["U-PER", "B-LOC", "I-LOC", "L-LOC", "O", "U-LOC"]) == {
-        ("PER", 0, 0), ("LOC", 1, 3), ("LOC", 5, 5)}
+        ("PER", 0, 0),
+        ("LOC", 1, 3),
+        ("LOC", 5, 5),
+    }
     ours = M.entity_f1(true, pred)
     assert (ours["precision"], ours["recall"], ours["f1"]) == pytest.approx(
-        _seqeval_f1(renamed[:len(true)], renamed[len(true):]))
+        _seqeval_f1(renamed[: len(true)], renamed[len(true) :])
+    )
 
 
 def test_entity_f1_conll_example():
-    true = [["B-PER", "I-PER", "O", "B-LOC"], ["I-ORG", "I-ORG", "O"]]     # IOB1: I- may start an entity
+    true = [["B-PER", "I-PER", "O", "B-LOC"], ["I-ORG", "I-ORG", "O"]]  # IOB1: I- may start an entity
     pred = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "I-ORG", "O"]]
     scores = M.entity_f1(true, pred)
     assert scores["precision"] == scores["recall"] == scores["f1"] == pytest.approx(2 / 3)

@@ -23,16 +23,20 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # ------------------------------------------------------------------------------------------------ schedule
 
-@pytest.mark.parametrize("step, expected", [
-    (0, 0.0),            # warmup starts at 0
-    (4, 0.4),            # mid-warmup: 1.0 * 4 / 10
-    (9, 0.9),            # last warmup step
-    (10, 0.9),           # end of warmup: polynomial decay from step 0, 1.0 * (1 - 10 / 100), not the peak
-    (55, 0.45),          # mid-decay: 1 - 55 / 100
-    (99, 0.01),
-    (100, 0.0),          # end
-    (150, 0.0),          # past the end: clamped at 0
-])
+
+@pytest.mark.parametrize(
+    "step, expected",
+    [
+        (0, 0.0),  # warmup starts at 0
+        (4, 0.4),  # mid-warmup: 1.0 * 4 / 10
+        (9, 0.9),  # last warmup step
+        (10, 0.9),  # end of warmup: polynomial decay from step 0, 1.0 * (1 - 10 / 100), not the peak
+        (55, 0.45),  # mid-decay: 1 - 55 / 100
+        (99, 0.01),
+        (100, 0.0),  # end
+        (150, 0.0),  # past the end: clamped at 0
+    ],
+)
 def test_schedule_matches_original_composition(step, expected):
     schedule = WarmupLinearDecay(1.0, total_steps=100, warmup_steps=10)
     assert float(schedule(step)) == pytest.approx(expected, abs=1e-7)
@@ -60,13 +64,15 @@ def test_schedule_serializes_and_validates():
 
 # ------------------------------------------------------------------------------------------------ references
 
+
 def _global_clip(grads, clip_norm):
     norm = math.sqrt(sum(float(np.sum(g * g)) for g in grads))
     return [g * clip_norm / max(norm, clip_norm) for g in grads], norm
 
 
-def numpy_bert_adamw(params, grad_steps, lrs, excluded, weight_decay=0.01, beta_1=0.9, beta_2=0.999, eps=1e-6,
-                     clip_norm=1.0):
+def numpy_bert_adamw(
+    params, grad_steps, lrs, excluded, weight_decay=0.01, beta_1=0.9, beta_2=0.999, eps=1e-6, clip_norm=1.0
+):
     """google-research/bert: tf.clip_by_global_norm(grads, 1.0), then AdamWeightDecayOptimizer.apply_gradients:
     next_m = b1 m + (1-b1) g; next_v = b2 v + (1-b2) g^2; update = next_m / (sqrt(next_v) + eps)
     (no bias correction); update += wd * param unless the name matches an exclusion; param -= lr * update."""
@@ -87,8 +93,7 @@ def numpy_bert_adamw(params, grad_steps, lrs, excluded, weight_decay=0.01, beta_
     return params
 
 
-def numpy_lamb(params, grad_steps, lrs, excluded, weight_decay=0.01, beta_1=0.9, beta_2=0.999, eps=1e-6,
-               clip_norm=1.0):
+def numpy_lamb(params, grad_steps, lrs, excluded, weight_decay=0.01, beta_1=0.9, beta_2=0.999, eps=1e-6, clip_norm=1.0):
     """You et al. 2019 as in tensorflow/models lamb.py: bias-corrected Adam direction, + wd * w, trust ratio
     ||w|| / ||update|| (1 if either norm is 0); excluded variables: no decay and ratio 1."""
     params = [p.astype(np.float64) for p in params]
@@ -101,7 +106,7 @@ def numpy_lamb(params, grad_steps, lrs, excluded, weight_decay=0.01, beta_1=0.9,
         for i, g in enumerate(grads):
             m[i] = beta_1 * m[i] + (1 - beta_1) * g
             v[i] = beta_2 * v[i] + (1 - beta_2) * g * g
-            update = (m[i] / (1 - beta_1 ** t)) / (np.sqrt(v[i] / (1 - beta_2 ** t)) + eps)
+            update = (m[i] / (1 - beta_1**t)) / (np.sqrt(v[i] / (1 - beta_2**t)) + eps)
             ratio = 1.0
             if not excluded[i]:
                 update = update + weight_decay * params[i]
@@ -127,7 +132,7 @@ def _random_grad_steps(variables, steps, scale, seed=0):
     return [[(scale * rng.standard_normal(v.shape)).astype(np.float32) for v in variables] for _ in range(steps)]
 
 
-SCHEDULE = dict(peak=0.1, total_steps=10, warmup_steps=2)   # lrs 0, 0.05, 0.08 for updates 0, 1, 2
+SCHEDULE = dict(peak=0.1, total_steps=10, warmup_steps=2)  # lrs 0, 0.05, 0.08 for updates 0, 1, 2
 
 
 def _run_optimizer(optimizer, variables, grad_steps):
@@ -138,27 +143,44 @@ def _run_optimizer(optimizer, variables, grad_steps):
 
 # ------------------------------------------------------------------------------------------------ AdamW
 
+
 def test_bert_adamw_matches_original_update(tiny_config):
     variables = _pretrainer_variables(tiny_config)
     paths = [v.path for v in variables]
     excluded = [_expected_excluded(p) for p in paths]
     # the decay exclusions land where the original's would: every LayerNorm gamma/beta and bias, nothing else
     assert {p for p, e in zip(paths, excluded) if e} >= {
-        "embeddings/layer_norm/gamma", "embeddings/layer_norm/beta", "layer_0/attention/qkv_bias",
-        "layer_0/attention/output_bias", "layer_0/attention_layer_norm/gamma", "layer_0/intermediate/bias",
-        "layer_0/output_layer_norm/beta", "masked_lm/output_bias", "masked_lm/layer_norm/gamma", "pooler/dense/bias"}
+        "embeddings/layer_norm/gamma",
+        "embeddings/layer_norm/beta",
+        "layer_0/attention/qkv_bias",
+        "layer_0/attention/output_bias",
+        "layer_0/attention_layer_norm/gamma",
+        "layer_0/intermediate/bias",
+        "layer_0/output_layer_norm/beta",
+        "masked_lm/output_bias",
+        "masked_lm/layer_norm/gamma",
+        "pooler/dense/bias",
+    }
     assert {p for p, e in zip(paths, excluded) if not e} == {
-        "embeddings/word_embeddings", "embeddings/position_embeddings", "embeddings/token_type_embeddings",
-        "layer_0/attention/qkv_kernel", "layer_0/attention/output_kernel", "layer_0/intermediate/kernel",
-        "layer_0/output/kernel", "pooler/dense/kernel", "masked_lm/transform/kernel", "next_sentence/dense/kernel"}
+        "embeddings/word_embeddings",
+        "embeddings/position_embeddings",
+        "embeddings/token_type_embeddings",
+        "layer_0/attention/qkv_kernel",
+        "layer_0/attention/output_kernel",
+        "layer_0/intermediate/kernel",
+        "layer_0/output/kernel",
+        "pooler/dense/kernel",
+        "masked_lm/transform/kernel",
+        "next_sentence/dense/kernel",
+    }
 
     initial = [v.numpy() for v in variables]
     grad_steps = _random_grad_steps(variables, steps=3, scale=0.05)
     norms = [_global_clip(g, 1.0)[1] for g in grad_steps]
-    assert min(norms) > 5.0, norms                                  # clipping is active at every step
+    assert min(norms) > 5.0, norms  # clipping is active at every step
 
     schedule = WarmupLinearDecay(SCHEDULE["peak"], SCHEDULE["total_steps"], SCHEDULE["warmup_steps"])
-    optimizer = BertAdamW(learning_rate=schedule)                   # defaults: wd 0.01, eps 1e-6, clip 1.0
+    optimizer = BertAdamW(learning_rate=schedule)  # defaults: wd 0.01, eps 1e-6, clip 1.0
     assert [optimizer.uses_weight_decay(v) for v in variables] == [not e for e in excluded]
     got = _run_optimizer(optimizer, variables, grad_steps)
 
@@ -170,6 +192,7 @@ def test_bert_adamw_matches_original_update(tiny_config):
     # The test is sensitive to each ingredient: each variant moves some weight by far more than 1e-6.
     def max_diff(ref):
         return max(float(np.max(np.abs(g - r))) for g, r in zip(got, ref))
+
     assert max_diff(numpy_bert_adamw(initial, grad_steps, lrs, excluded, clip_norm=None)) > 1e-3
     assert max_diff(numpy_bert_adamw(initial, grad_steps, lrs, [False] * len(excluded))) > 1e-5
     assert max_diff(numpy_bert_adamw(initial, grad_steps, lrs, excluded, eps=1e-8)) > 1e-5
@@ -178,6 +201,7 @@ def test_bert_adamw_matches_original_update(tiny_config):
 
 def test_indexed_slices_gradients_are_clipped_by_their_dense_norm():
     """A lookup gradient has one row per occurrence; the clipped norm must be that of the summed rows."""
+
     def run(grad):
         var = keras.Variable(np.ones((4, 2), np.float32), name="table")
         optimizer = BertAdamW(learning_rate=0.1, weight_decay_rate=0.0)
@@ -186,7 +210,7 @@ def test_indexed_slices_gradients_are_clipped_by_their_dense_norm():
 
     rows = tf.constant([[0.3, -0.4], [0.3, -0.4], [0.3, -0.4], [0.0, 0.2]])
     sparse = tf.IndexedSlices(rows, tf.constant([1, 1, 1, 2]), dense_shape=tf.constant([4, 2]))
-    dense = tf.convert_to_tensor(sparse)                          # row 1 = (0.9, -1.2): dense norm 1.513
+    dense = tf.convert_to_tensor(sparse)  # row 1 = (0.9, -1.2): dense norm 1.513
     assert float(tf.linalg.global_norm([sparse])) < 1.0 < float(tf.norm(dense))  # row-wise norm: 0.906
     np.testing.assert_allclose(run(sparse), run(dense), atol=1e-7)
     expected = numpy_bert_adamw([np.ones((4, 2))], [[dense.numpy()]], [0.1], [True], weight_decay=0.0)[0]
@@ -213,13 +237,18 @@ def test_bad_arguments_are_rejected():
 
 # ------------------------------------------------------------------------------------------------ LAMB
 
+
 def test_bert_lamb_matches_reference(tiny_config):
     variables = _pretrainer_variables(tiny_config)
     excluded = [_expected_excluded(v.path) for v in variables]
     initial = [v.numpy() for v in variables]
     grad_steps = _random_grad_steps(variables, steps=3, scale=0.05, seed=1)
-    optimizer = create_optimizer("lamb", learning_rate=SCHEDULE["peak"], total_steps=SCHEDULE["total_steps"],
-                                 warmup_steps=SCHEDULE["warmup_steps"])
+    optimizer = create_optimizer(
+        "lamb",
+        learning_rate=SCHEDULE["peak"],
+        total_steps=SCHEDULE["total_steps"],
+        warmup_steps=SCHEDULE["warmup_steps"],
+    )
     assert isinstance(optimizer, BertLamb)
     got = _run_optimizer(optimizer, variables, grad_steps)
     expected = numpy_lamb(initial, grad_steps, [0.0, 0.05, 0.08], excluded)
@@ -231,6 +260,7 @@ def test_bert_lamb_matches_reference(tiny_config):
 
 
 # ------------------------------------------------------------------------------------------------ model.fit
+
 
 def _small_model(num_outputs):
     """Embedding (sparse gradients) -> LayerNorm -> dense layers: every kind of variable, compiles fast."""
@@ -254,12 +284,11 @@ def _classification_data(n=48, seed=0):
 def test_fit_with_xla_trains(name, policy):
     keras.mixed_precision.set_global_policy(policy)
     model = _small_model(3)
-    optimizer = create_optimizer(name, learning_rate=1e-2 if name == "adamw" else 5e-2, total_steps=60,
-                                 warmup_steps=6)
+    optimizer = create_optimizer(name, learning_rate=1e-2 if name == "adamw" else 5e-2, total_steps=60, warmup_steps=6)
     model.compile(optimizer, keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=True)
     x, y = _classification_data()
     losses = model.fit(x, y, batch_size=8, epochs=10, verbose=0).history["loss"]
-    assert all(math.isfinite(l) for l in losses), losses
+    assert all(math.isfinite(loss) for loss in losses), losses
     assert losses[-1] < 0.7 * losses[0], losses
     assert int(optimizer.iterations) == 60
     assert all(np.isfinite(w).all() for w in model.get_weights())
@@ -268,35 +297,39 @@ def test_fit_with_xla_trains(name, policy):
 def test_fit_mixed_float16_with_loss_scale_optimizer():
     keras.mixed_precision.set_global_policy("mixed_float16")
     model = _small_model(3)
-    model.compile(create_optimizer("adamw", learning_rate=1e-2, total_steps=30, warmup_steps=3),
-                  keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        create_optimizer("adamw", learning_rate=1e-2, total_steps=30, warmup_steps=3),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
     assert isinstance(model.optimizer.inner_optimizer, BertAdamW)
     x, y = _classification_data()
     losses = model.fit(x, y, batch_size=8, epochs=5, verbose=0).history["loss"]
-    assert all(math.isfinite(l) for l in losses) and losses[-1] < losses[0], losses
+    assert all(math.isfinite(loss) for loss in losses) and losses[-1] < losses[0], losses
 
 
 # ------------------------------------------------------------------------------------------------ serialization
 
+
 @pytest.mark.parametrize("name", ["adamw", "lamb"])
 def test_serialize_round_trip(name):
-    optimizer = create_optimizer(name, learning_rate=3e-4, total_steps=100, warmup_steps=10, weight_decay=0.02,
-                                 accumulation_steps=4)
+    optimizer = create_optimizer(
+        name, learning_rate=3e-4, total_steps=100, warmup_steps=10, weight_decay=0.02, accumulation_steps=4
+    )
     restored = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
     assert type(restored) is type(optimizer)
     assert restored.get_config() == optimizer.get_config()
     assert isinstance(restored._learning_rate, WarmupLinearDecay)
     assert (restored.weight_decay_rate, restored.epsilon, restored.accumulation_steps) == (0.02, 1e-6, 4)
-    assert restored.global_clipnorm == 1.0 and restored.weight_decay_exclusions == ("LayerNorm", "layer_norm",
-                                                                                      "bias")
+    assert restored.global_clipnorm == 1.0 and restored.weight_decay_exclusions == ("LayerNorm", "layer_norm", "bias")
 
 
 def test_model_with_optimizer_saves_and_reloads(tmp_path):
     model = _small_model(3)
-    model.compile(create_optimizer("adamw", learning_rate=1e-2, total_steps=20, warmup_steps=2,
-                                   accumulation_steps=2),
-                  keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        create_optimizer("adamw", learning_rate=1e-2, total_steps=20, warmup_steps=2, accumulation_steps=2),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     x, y = _classification_data(n=16)
     model.fit(x, y, batch_size=4, epochs=1, verbose=0)
     path = str(tmp_path / "model.keras")
@@ -315,18 +348,20 @@ def test_model_with_optimizer_saves_and_reloads(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ accumulation
 
+
 @pytest.mark.parametrize("name, jit", [("adamw", True), ("lamb", False)])
 def test_accumulated_micro_batches_equal_one_big_batch(name, jit):
     """3 micro-batches of 4 == 1 batch of 12 (mean loss), over 4 updates, with clipping active and a schedule
     that changes the rate at every update (so the schedule must count updates, not micro-batches)."""
     rng = np.random.default_rng(0)
     x = rng.integers(0, 11, size=(24, 6)).astype("int32")
-    y = (5.0 * rng.standard_normal((24, 1))).astype("float32")   # large errors: gradient norm 14-30 >> 1
+    y = (5.0 * rng.standard_normal((24, 1))).astype("float32")  # large errors: gradient norm 14-30 >> 1
 
     def train(accumulation_steps, batch_size):
         model = _small_model(1)
-        optimizer = create_optimizer(name, learning_rate=0.05, total_steps=6, warmup_steps=2,
-                                     accumulation_steps=accumulation_steps)
+        optimizer = create_optimizer(
+            name, learning_rate=0.05, total_steps=6, warmup_steps=2, accumulation_steps=accumulation_steps
+        )
         model.compile(optimizer, "mse", jit_compile=jit)
         model.fit(x, y, batch_size=batch_size, epochs=2, verbose=0, shuffle=False)
         return model.get_weights(), int(optimizer.iterations)
@@ -334,8 +369,8 @@ def test_accumulated_micro_batches_equal_one_big_batch(name, jit):
     big, big_updates = train(1, 12)
     accumulated, accumulated_updates = train(3, 4)
     assert big_updates == accumulated_updates == 4
-    for a, b in zip(accumulated, big):   # the mean of 3 micro-batch gradients is the 12-example one up to
-        np.testing.assert_allclose(a, b, atol=2e-6, rtol=0)   # rounding: up to 1.3e-6 on weights ~1 here
+    for a, b in zip(accumulated, big):  # the mean of 3 micro-batch gradients is the 12-example one up to
+        np.testing.assert_allclose(a, b, atol=2e-6, rtol=0)  # rounding: up to 1.3e-6 on weights ~1 here
     assert max(float(np.max(np.abs(a - w))) for a, w in zip(big, _small_model(1).get_weights())) > 1e-2
 
 
@@ -417,10 +452,17 @@ def test_mirrored_strategy_matches_single_device():
     """Two CPU replicas, model.fit and a custom strategy.run step, with and without accumulation and with
     global-norm clipping active, give the single-device result (the clip applies to the all-reduced
     gradient, not to each replica's)."""
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run([sys.executable, "-c", _MIRRORED_SCRIPT], capture_output=True, text=True, env=env,
-                          cwd=str(REPO_ROOT), timeout=300)
+    env = dict(
+        os.environ, PYTHONPATH=str(REPO_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), TF_CPP_MIN_LOG_LEVEL="3"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _MIRRORED_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(REPO_ROOT),
+        timeout=300,
+    )
     match = re.search(r"^RESULT (.*)$", proc.stdout, re.M)
     assert match, proc.stdout[-2000:] + proc.stderr[-4000:]
     result = json.loads(match.group(1))

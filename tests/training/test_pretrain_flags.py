@@ -33,8 +33,12 @@ from tests.training import probes
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     directory = tmp_path_factory.mktemp("flags")
-    return {"vocab": probes.write_vocab(directory), "config": probes.write_config(directory),
-            "corpus": probes.random_words_corpus(directory / "corpus.txt"), "dir": directory}
+    return {
+        "vocab": probes.write_vocab(directory),
+        "config": probes.write_config(directory),
+        "corpus": probes.random_words_corpus(directory / "corpus.txt"),
+        "dir": directory,
+    }
 
 
 @pytest.fixture
@@ -60,13 +64,13 @@ def reference_update(rule, w, g, m, v, lr, t, decay, skip_decay):
     """One variable's update in float64: (new w, new m, new v). `g` is already clipped; `t` is 1-based."""
     m = BETA_1 * m + (1 - BETA_1) * g
     v = BETA_2 * v + (1 - BETA_2) * g * g
-    if rule == "adamw":          # google-research/bert optimization.py: no bias correction, decay in the update
+    if rule == "adamw":  # google-research/bert optimization.py: no bias correction, decay in the update
         update = m / (np.sqrt(v) + EPSILON)
         if not skip_decay:
             update = update + decay * w
         return w - lr * update, m, v
     # LAMB: bias-corrected Adam direction, plus decay, scaled by the trust ratio ||w|| / ||update||.
-    update = (m / (1 - BETA_1 ** t)) / (np.sqrt(v / (1 - BETA_2 ** t)) + EPSILON)
+    update = (m / (1 - BETA_1**t)) / (np.sqrt(v / (1 - BETA_2**t)) + EPSILON)
     if skip_decay:
         return w - lr * update, m, v
     update = update + decay * w
@@ -85,11 +89,12 @@ def worst_prediction_error(rule, updates, final, peak_lr, decay):
     worst = 0.0
     for k, (record, actual) in enumerate(zip(updates, after)):
         grads = [g.astype(np.float64) for g in record["grads"]]
-        clip = 1.0 / max(np.sqrt(sum(float((g * g).sum()) for g in grads)), 1.0)   # global norm 1.0
-        lr = peak_lr * (1 - k / steps)                                               # no warmup, linear decay
+        clip = 1.0 / max(np.sqrt(sum(float((g * g).sum()) for g in grads)), 1.0)  # global norm 1.0
+        lr = peak_lr * (1 - k / steps)  # no warmup, linear decay
         for i, (path, w, g) in enumerate(zip(record["paths"], record["weights"], grads)):
-            predicted, m[i], v[i] = reference_update(rule, w.astype(np.float64), g * clip, m[i], v[i], lr, k + 1,
-                                                     decay, excluded(path))
+            predicted, m[i], v[i] = reference_update(
+                rule, w.astype(np.float64), g * clip, m[i], v[i], lr, k + 1, decay, excluded(path)
+            )
             worst = max(worst, float(np.abs(predicted - actual[i]).max()))
     return worst
 
@@ -98,13 +103,15 @@ def test_lamb_and_adamw_each_follow_their_own_update_rule(files, trainers, tmp_p
     peak_lr, decay, steps = 0.01, 0.5, 3
     errors = {}
     for name in ("adamw", "lamb"):
-        probes.pretrain(args(files, tmp_path / name, optimizer=name, steps=steps, learning_rate=peak_lr,
-                             weight_decay=decay))
+        probes.pretrain(
+            args(files, tmp_path / name, optimizer=name, steps=steps, learning_rate=peak_lr, weight_decay=decay)
+        )
         trainer = trainers[-1]
         assert len(trainer.updates) == steps
         final = probes.final_weights(trainer)
-        errors[name] = {rule: worst_prediction_error(rule, trainer.updates, final, peak_lr, decay)
-                        for rule in ("adamw", "lamb")}
+        errors[name] = {
+            rule: worst_prediction_error(rule, trainer.updates, final, peak_lr, decay) for rule in ("adamw", "lamb")
+        }
         paths = trainer.updates[0]["paths"]
         assert any(map(excluded, paths)) and not all(map(excluded, paths))
         if name == "lamb":
@@ -113,8 +120,9 @@ def test_lamb_and_adamw_each_follow_their_own_update_rule(files, trainers, tmp_p
                 after = trainer.updates[k + 1]["weights"] if k + 1 < steps else final
                 for path, before, now in zip(paths, record["weights"], after):
                     if not excluded(path):
-                        np.testing.assert_allclose(np.linalg.norm(now - before),
-                                                   peak_lr * (1 - k / steps) * np.linalg.norm(before), rtol=1e-4)
+                        np.testing.assert_allclose(
+                            np.linalg.norm(now - before), peak_lr * (1 - k / steps) * np.linalg.norm(before), rtol=1e-4
+                        )
     # Each run is its own rule to float32 round-off, and the other rule is off by the size of a step.
     assert errors["adamw"]["adamw"] <= 1e-5 and errors["lamb"]["lamb"] <= 1e-5, errors
     assert errors["adamw"]["lamb"] >= 1e-3 and errors["lamb"]["adamw"] >= 1e-3, errors
@@ -122,12 +130,16 @@ def test_lamb_and_adamw_each_follow_their_own_update_rule(files, trainers, tmp_p
 
 # ------------------------------------------------------------------------------------------------ whole words
 
+
 def test_whole_word_masking_masks_every_piece_of_a_chosen_word(files, trainers, tmp_path):
     vocab = probes.TOKENS
     continuation = np.array([t.startswith("##") for t in vocab])
     special = np.isin(np.arange(len(vocab)), [vocab.index(t) for t in probes.SPECIAL])
-    probes.pretrain(args(files, tmp_path / "run", whole_word_masking=True, seq_length=64, max_predictions=10,
-                         batch_size=16, steps=3))
+    probes.pretrain(
+        args(
+            files, tmp_path / "run", whole_word_masking=True, seq_length=64, max_predictions=10, batch_size=16, steps=3
+        )
+    )
     batch = probes.stack_batches(trainers[-1].batches)
     assert len(batch["input_word_ids"]) == 48
     ids = probes.unmasked_ids(batch)
@@ -144,7 +156,8 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word(files, trainers, 
             pieces = maskable & (word == w)
             assert masked[row][pieces].all(), (
                 f"row {row}: word {[vocab[i] for i in ids[row][pieces]]} is only partly masked "
-                f"({masked[row][pieces].astype(int).tolist()})")
+                f"({masked[row][pieces].astype(int).tolist()})"
+            )
             words_checked += 1
             multi_piece += pieces.sum() > 1
     # Not vacuous: many masked words have several pieces (a per-piece masker splits nearly all of them).
@@ -152,6 +165,7 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word(files, trainers, 
 
 
 # ------------------------------------------------------------------------------------------------ accumulation
+
 
 def test_accumulating_two_batches_equals_one_double_batch(files, trainers, tmp_path):
     # The same examples in the same order: the runner's example stream does not depend on the batch size, so
@@ -176,6 +190,7 @@ def test_accumulating_two_batches_equals_one_double_batch(files, trainers, tmp_p
 
 # ------------------------------------------------------------------------------------------------ fp16
 
+
 def test_fp16_scales_the_loss_and_the_scaler_skips_an_inf_gradient(files, trainers, tmp_path, monkeypatch):
     bad_step, steps = 3, 5
     calls = tf.Variable(0, dtype=tf.int64, trainable=False)
@@ -189,6 +204,7 @@ def test_fp16_scales_the_loss_and_the_scaler_skips_an_inf_gradient(files, traine
         @tf.custom_gradient
         def identity(x):
             return tf.identity(x), lambda dy: dy * tf.cast(tf.where(bad, float("inf"), 1.0), dy.dtype)
+
         return identity(loss)
 
     monkeypatch.setattr(BertPretrainer, "compute_loss", poisoned_compute_loss)
@@ -202,8 +218,8 @@ def test_fp16_scales_the_loss_and_the_scaler_skips_an_inf_gradient(files, traine
     updates = trainer.updates
     weights = [u["weights"] for u in updates] + [probes.final_weights(trainer)]
     grad_norm = [np.sqrt(sum(float(np.square(g.astype(np.float64)).sum()) for g in u["grads"])) for u in updates]
-    initial_scale = 2.0 ** 15
-    for k, record in enumerate(updates, start=1):            # record k: just before step k's update
+    initial_scale = 2.0**15
+    for k, record in enumerate(updates, start=1):  # record k: just before step k's update
         assert record["scale"] == (initial_scale if k <= bad_step else initial_scale / 2), (k, record["scale"])
         changed = max(float(np.abs(x - y).max()) for x, y in zip(weights[k - 1], weights[k]))
         if k == bad_step:
@@ -225,8 +241,9 @@ def test_fp16_scales_the_loss_and_the_scaler_skips_an_inf_gradient(files, traine
     x, y = trainer.batches[0]
     with tf.GradientTape() as tape:
         loss = compute_loss(model, x, y, model(x, training=True), training=True)
-    true_norm = float(tf.linalg.global_norm([tf.convert_to_tensor(g) for g in
-                                             tape.gradient(loss, model.trainable_variables)]))
+    true_norm = float(
+        tf.linalg.global_norm([tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_variables)])
+    )
     np.testing.assert_allclose(grad_norm[0], initial_scale * true_norm, rtol=1e-2)
     np.testing.assert_allclose(updates[1]["gradient_norm"], true_norm, rtol=1e-2)
     assert float(trainer.optimizer.dynamic_scale.numpy()) == initial_scale / 2
@@ -234,6 +251,7 @@ def test_fp16_scales_the_loss_and_the_scaler_skips_an_inf_gradient(files, traine
 
 
 # ------------------------------------------------------------------------------------------------ short_seq_prob
+
 
 def original_lengths(sentences_per_doc, max_num_tokens, short_seq_prob, rng, n):
     """Sequence lengths ([CLS] A [SEP] B [SEP]) of the first `n` instances of google-research/bert
@@ -245,7 +263,7 @@ def original_lengths(sentences_per_doc, max_num_tokens, short_seq_prob, rng, n):
         target_seq_length = max_num_tokens
         if rng.random() < short_seq_prob:
             target_seq_length = rng.randint(2, max_num_tokens)
-        current_chunk = 0          # sentences (= tokens) in the chunk
+        current_chunk = 0  # sentences (= tokens) in the chunk
         i = 0
         while i < document:
             current_chunk += 1
@@ -268,15 +286,28 @@ def original_lengths(sentences_per_doc, max_num_tokens, short_seq_prob, rng, n):
 def test_short_seq_prob_shapes_the_lengths_as_the_original(trainers, tmp_path, files):
     seq_length, sentences, batch, steps = 16, 30, 32, 10
     rng = np.random.default_rng(0)
-    corpus = probes.write_corpus(tmp_path / "one_word_sentences.txt",
-                                 [[str(rng.choice(probes.WORDS)) for _ in range(sentences)] for _ in range(200)])
+    corpus = probes.write_corpus(
+        tmp_path / "one_word_sentences.txt",
+        [[str(rng.choice(probes.WORDS)) for _ in range(sentences)] for _ in range(200)],
+    )
     reference = random.Random(0)
     stats = {}
     for p in (0.0, 1.0):
         # No shuffling: the consumed sequences are the first ones built, documents in file order.
-        probes.pretrain(probes.run_args(corpus, files["vocab"], files["config"], str(tmp_path / f"p{p}"),
-                                        seq_length=seq_length, batch_size=batch, steps=steps, short_seq_prob=p,
-                                        shuffle_buffer=1, max_predictions=2))
+        probes.pretrain(
+            probes.run_args(
+                corpus,
+                files["vocab"],
+                files["config"],
+                str(tmp_path / f"p{p}"),
+                seq_length=seq_length,
+                batch_size=batch,
+                steps=steps,
+                short_seq_prob=p,
+                shuffle_buffer=1,
+                max_predictions=2,
+            )
+        )
         lengths = probes.stack_batches(trainers[-1].batches)["input_mask"].sum(axis=1)
         assert len(lengths) == batch * steps
         # The original's statistics over 300 draws of as many sequences: their mean and spread.
@@ -286,7 +317,12 @@ def test_short_seq_prob_shapes_the_lengths_as_the_original(trainers, tmp_path, f
             observed = float(statistic(lengths))
             stats[p, name] = expected.mean(), expected.std()
             assert abs(observed - expected.mean()) <= 4 * expected.std() + 1e-9, (
-                p, name, observed, expected.mean(), expected.std())
+                p,
+                name,
+                observed,
+                expected.mean(),
+                expected.std(),
+            )
     # The two settings are far apart compared with the spread of either.
     for name in ("mean length", "full length share"):
         (mean_0, sd_0), (mean_1, sd_1) = stats[0.0, name], stats[1.0, name]

@@ -36,6 +36,7 @@ def started(ten_steps, tmp_path, pydoc_corpus, uncased_vocab_path):
 
     def args(steps=10, **extra):
         return job_args(pydoc_corpus[0], uncased_vocab_path, config, str(tmp_path / "run"), steps=steps, **extra)
+
     args.config = config
     return args
 
@@ -45,27 +46,30 @@ def test_changed_settings_are_refused_by_name(started):
         run(parse_args(started(learning_rate=5e-5, seq_length=32)))
     message = str(error.value)
     assert "--learning_rate 0.0001 then, 5e-05 now" in message and "--seq_length 64 then, 32 now" in message
-    assert "--allow_flag_change learning_rate." in message               # seq_length cannot be accepted:
-    assert "--seq_length cannot change in a resumed run" in message     # the data position holds its batches
+    assert "--allow_flag_change learning_rate." in message  # seq_length cannot be accepted:
+    assert "--seq_length cannot change in a resumed run" in message  # the data position holds its batches
 
 
 def test_a_batch_shape_change_is_refused_even_when_allowed(started):
-    with pytest.raises(SettingsError, match=r"--batch_size 8 then, 4 now\. Run with the same values, use a new "
-                                            r"--model_dir \(--init .*run starts from its weights\)\. --batch_size "
-                                            "cannot change in a resumed run"):
+    with pytest.raises(
+        SettingsError,
+        match=r"--batch_size 8 then, 4 now\. Run with the same values, use a new "
+        r"--model_dir \(--init .*run starts from its weights\)\. --batch_size "
+        "cannot change in a resumed run",
+    ):
         run(parse_args(started(steps=20, batch_size=4, allow_flag_change="batch_size")))
 
 
 def test_the_run_directory_spelt_another_way_resumes(started, tmp_path, monkeypatch):
     args = started(steps=20)
-    args[args.index("--model_dir") + 1] = str(tmp_path / "run") + "/"      # a trailing slash
+    args[args.index("--model_dir") + 1] = str(tmp_path / "run") + "/"  # a trailing slash
     assert [h["step"] for h in run(parse_args(args))] == [15, 20]
-    monkeypatch.chdir(tmp_path)                                            # relative, with a relative data path too
+    monkeypatch.chdir(tmp_path)  # relative, with a relative data path too
     args = started(steps=30)
     args[args.index("--model_dir") + 1] = "run"
     args[args.index("--config") + 1] = os.path.relpath(started.config, tmp_path)
     assert [h["step"] for h in run(parse_args(args))] == [25, 30]
-    os.rename(tmp_path / "run", tmp_path / "moved")                        # and after a move
+    os.rename(tmp_path / "run", tmp_path / "moved")  # and after a move
     args = started(steps=40)
     args[args.index("--model_dir") + 1] = str(tmp_path / "moved")
     assert [h["step"] for h in run(parse_args(args))] == [35, 40]
@@ -86,12 +90,12 @@ def test_another_architecture_is_refused_by_field(started):
     with open(started.config, encoding="utf-8") as f:
         original = f.read()
     try:
-        with open(started.config, "w", encoding="utf-8") as f:               # the same path, edited
+        with open(started.config, "w", encoding="utf-8") as f:  # the same path, edited
             json.dump({**json.loads(original), "num_layers": 3}, f)
         with pytest.raises(SettingsError, match=r"\(--config: r.json changed\)"):
             run(parse_args(started()))
         with pytest.raises(SettingsError, match="another model architecture \\(num_layers 2 then, 3 now\\)"):
-            run(parse_args(started(allow_flag_change="config")))             # a change accepted, but not this one
+            run(parse_args(started(allow_flag_change="config")))  # a change accepted, but not this one
     finally:
         with open(started.config, "w", encoding="utf-8") as f:
             f.write(original)
@@ -104,11 +108,15 @@ def test_a_corpus_changed_in_place_is_refused(tmp_path, pydoc_corpus, uncased_vo
 
     def args(**extra):
         return job_args(str(corpus), uncased_vocab_path, config, str(tmp_path / "run"), **extra)
+
     run(parse_args(args(steps=10)))
     with open(corpus, "a", encoding="utf-8") as f:
         f.write("\nA sentence added to the corpus after the run started.\n")
-    with pytest.raises(SettingsError, match=r"\(--input_files: corpus.txt changed\)\..* --allow_flag_change "
-                                            "input_files"):
+    with pytest.raises(
+        SettingsError,
+        match=r"\(--input_files: corpus.txt changed\)\..* --allow_flag_change "
+        "input_files",
+    ):
         run(parse_args(args(steps=20)))
     assert [h["step"] for h in run(parse_args(args(steps=20, allow_flag_change="input_files")))] == [15, 20]
 
@@ -129,14 +137,14 @@ def test_a_non_finite_loss_stops_with_one_line_and_the_finite_checkpoint_kept(st
     assert last.startswith("error: Training stopped at step 1") and "not finite" in last, done.stderr[-2000:]
     assert "ckpt-10" in last and "Traceback" not in done.stderr
     options = {o for action in build_parser(PretrainingJob, "")._actions for o in action.option_strings}
-    assert set(re.findall(r"--\w+", last)) <= options and "--warmup_steps" in last     # kbl-pretrain's own flags
+    assert set(re.findall(r"--\w+", last)) <= options and "--warmup_steps" in last  # kbl-pretrain's own flags
     checkpoints = tmp_path / "run" / "checkpoints"
     assert sorted(p for p in os.listdir(checkpoints) if p.endswith(".index")) == ["ckpt-10.index"]
     reader = tf.train.load_checkpoint(str(checkpoints / "ckpt-10"))
     for name, dtype in reader.get_variable_to_dtype_map().items():
         if dtype.is_floating:
             assert np.isfinite(reader.get_tensor(name)).all(), name
-    assert (tmp_path / "run" / "pretrainer.keras").read_bytes() == final_model     # the 10-step model, untouched
+    assert (tmp_path / "run" / "pretrainer.keras").read_bytes() == final_model  # the 10-step model, untouched
     # The accepted change made no checkpoint: flags.json still holds the settings of ckpt-10, which resumes as it was.
     assert json.loads((tmp_path / "run" / "flags.json").read_text())["learning_rate"] == 1e-4
     assert [h["step"] for h in run(parse_args(started(steps=20)))] == [15, 20]
@@ -150,17 +158,22 @@ def test_flag_errors_exit_with_one_line(started):
 @pytest.mark.slow
 def test_ctrl_c_stops_with_one_line_keeping_the_last_checkpoint_and_the_run_resumes(started, tmp_path):
     # One compiled loop of 990 steps after the resume: Ctrl-C stops it at the next step, not at its end.
-    long_loop = started(steps=1000, checkpoint_every=1000, log_every=1000,
-                        allow_flag_change="steps,checkpoint_every,log_every")
+    long_loop = started(
+        steps=1000, checkpoint_every=1000, log_every=1000, allow_flag_change="steps,checkpoint_every,log_every"
+    )
     code, output, _ = interrupt_when(pretrain_cmd(long_loop), lambda text: "Resumed from" in text)
     assert code == 130 and "Traceback" not in output, output[-3000:]
     last = output.strip().splitlines()[-1]
     checkpoints = tmp_path / "run" / "checkpoints"
-    stopped = re.fullmatch(rf"interrupted at step (\d+): the last checkpoint \(step 10\) is kept in {checkpoints}; "
-                           "run the same command to resume", last)
+    stopped = re.fullmatch(
+        rf"interrupted at step (\d+): the last checkpoint \(step 10\) is kept in {checkpoints}; "
+        "run the same command to resume",
+        last,
+    )
     assert stopped and int(stopped[1]) < 1000, last
     assert sorted(os.listdir(checkpoints)) == ["checkpoint", "ckpt-10.data-00000-of-00001", "ckpt-10.index"]
     assert not [name for name in os.listdir(tmp_path / "run") if ".tmp-" in name]
-    done = subprocess.run(pretrain_cmd(started(steps=15, allow_flag_change="steps")), capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        pretrain_cmd(started(steps=15, allow_flag_change="steps")), capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0 and "ckpt-10 at step 10" in done.stderr, done.stderr[-3000:]

@@ -43,10 +43,20 @@ def test_pretrain_on_a_tfds_dataset(monkeypatch, tmp_path):
 
     trainers = probes.install_probe(monkeypatch)
     with tfds.testing.mock_data(as_dataset_fn=as_dataset):
-        history = probes.pretrain(probes.run_args(
-            None, probes.write_vocab(tmp_path), probes.write_config(tmp_path), str(tmp_path / "run"),
-            tfds_name="wikipedia/20230601.en", tfds_split="train[:80%]", seq_length=64, batch_size=8, steps=4,
-            short_seq_prob=0.0))
+        history = probes.pretrain(
+            probes.run_args(
+                None,
+                probes.write_vocab(tmp_path),
+                probes.write_config(tmp_path),
+                str(tmp_path / "run"),
+                tfds_name="wikipedia/20230601.en",
+                tfds_split="train[:80%]",
+                seq_length=64,
+                batch_size=8,
+                steps=4,
+                short_seq_prob=0.0,
+            )
+        )
     assert reads and set(reads) == {("wikipedia", "20230601.en", "train[:80%]", True)}
     assert [h["step"] for h in history] == [4] and np.isfinite(history[0]["mlm_loss"])
 
@@ -60,8 +70,12 @@ def test_pretrain_on_a_tfds_dataset(monkeypatch, tmp_path):
 
     def find(segment):
         """(article, token offset) of every occurrence of `segment` in the articles."""
-        return [(a, o) for a, article in enumerate(tokens) for o in range(len(article) - len(segment) + 1)
-                if np.array_equal(article[o:o + len(segment)], segment)]
+        return [
+            (a, o)
+            for a, article in enumerate(tokens)
+            for o in range(len(article) - len(segment) + 1)
+            if np.array_equal(article[o : o + len(segment)], segment)
+        ]
 
     batch = probes.stack_batches(trainers[-1].batches)
     ids = probes.unmasked_ids(batch)
@@ -69,11 +83,11 @@ def test_pretrain_on_a_tfds_dataset(monkeypatch, tmp_path):
     mid_paragraph = 0
     for row, label in zip(ids, batch["next_sentence_labels"]):
         first_sep, second_sep = np.nonzero(row == sep)[0][:2]
-        a, b = row[1:first_sep], row[first_sep + 1:second_sep]
+        a, b = row[1:first_sep], row[first_sep + 1 : second_sep]
         places = [(art, o) for art, o in find(a) if o in set(starts[art])]
         assert places, f"segment A {[probes.TOKENS[i] for i in a]} does not start a sentence of any article"
         if label == 0:
-            assert any(np.array_equal(tokens[art][o + len(a):o + len(a) + len(b)], b) for art, o in places)
+            assert any(np.array_equal(tokens[art][o + len(a) : o + len(a) + len(b)], b) for art, o in places)
         else:
             assert any(art2 != art for art, _ in places for art2, _ in find(b))
         mid_paragraph += all(o not in paragraph_starts[art] for art, o in places)

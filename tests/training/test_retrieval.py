@@ -14,7 +14,7 @@ def test_ranks_by_cosine_not_by_dot_product():
     # query 0 is nearest candidate 0 (its own is 1, second); the dot product would prefer candidate 0 everywhere
     np.testing.assert_array_equal(found.ranks, [2, 1, 1, 3])
     np.testing.assert_array_equal(found.top, [0, 1, 2, 2])
-    np.testing.assert_allclose(found.scores[3], 1.0 * 0.0 + 0.0, atol=1e-7)     # own candidate: orthogonal
+    np.testing.assert_allclose(found.scores[3], 1.0 * 0.0 + 0.0, atol=1e-7)  # own candidate: orthogonal
     np.testing.assert_allclose(found.top_scores[3], 1.0, rtol=1e-6)
     assert recall_at(found.ranks, 1) == 0.5 and recall_at(found.ranks, 2) == 0.75
     assert mean_reciprocal_rank(found.ranks) == pytest.approx((1 / 2 + 1 + 1 + 1 / 3) / 4)
@@ -34,8 +34,9 @@ def test_blocks_of_queries_give_the_whole_answer(monkeypatch):
     blocked = retrieve(queries, candidates, targets)
     for name in ("ranks", "top"):
         np.testing.assert_array_equal(getattr(blocked, name), getattr(whole, name))
-    for name in ("scores", "top_scores"):                   # float32 matmuls of other shapes round otherwise
+    for name in ("scores", "top_scores"):  # float32 matmuls of other shapes round otherwise
         np.testing.assert_allclose(getattr(blocked, name), getattr(whole, name), rtol=1e-6, atol=1e-7)
     scores = (queries / np.linalg.norm(queries, axis=1, keepdims=True)) @ (
-        candidates / np.linalg.norm(candidates, axis=1, keepdims=True)).T
+        candidates / np.linalg.norm(candidates, axis=1, keepdims=True)
+    ).T
     np.testing.assert_array_equal(whole.ranks, [np.sum(s >= s[t]) for s, t in zip(scores, targets)])

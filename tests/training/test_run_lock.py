@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners import glue, pretrain
+from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.run_lock import holds_run_dir, run_dir_lock
 from keras_bert_lite.utils.files import dirs_removed_on_failure
 
@@ -25,8 +25,11 @@ with run_dir_lock(sys.argv[1]):
 
 def test_a_second_holder_is_refused_until_the_first_ends(tmp_path):
     with run_dir_lock(str(tmp_path / "run")):
-        with pytest.raises(SettingsError, match=rf"run is in use by process {os.getpid()} on .*, since .*: two "
-                                                "runs in one directory would overwrite each other's checkpoints"):
+        with pytest.raises(
+            SettingsError,
+            match=rf"run is in use by process {os.getpid()} on .*, since .*: two "
+            "runs in one directory would overwrite each other's checkpoints",
+        ):
             with run_dir_lock(str(tmp_path / "run")):
                 pass
     with run_dir_lock(str(tmp_path / "run")):
@@ -34,8 +37,9 @@ def test_a_second_holder_is_refused_until_the_first_ends(tmp_path):
 
 
 def test_the_lock_goes_with_a_killed_process(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline() == "held\n"
         with pytest.raises(SettingsError, match=f"in use by process {holder.pid} "):
@@ -51,26 +55,54 @@ def test_the_lock_goes_with_a_killed_process(tmp_path):
 def test_training_commands_are_refused_in_a_directory_in_use(tmp_path):
     with run_dir_lock(str(tmp_path / "run")):
         with pytest.raises(SettingsError, match="run is in use by process"):
-            pretrain.run(pretrain.parse_args(["--input_files", "none.txt", "--preset", "tiny", "--vocab", "none.txt",
-                                              "--model_dir", str(tmp_path / "run")]))
+            pretrain.run(
+                pretrain.parse_args(
+                    [
+                        "--input_files",
+                        "none.txt",
+                        "--preset",
+                        "tiny",
+                        "--vocab",
+                        "none.txt",
+                        "--model_dir",
+                        str(tmp_path / "run"),
+                    ]
+                )
+            )
         with pytest.raises(SettingsError, match="run is in use by process"):
-            glue.run(glue.parse_args(["--task", "sst2", "--data_dir", str(tmp_path), "--preset", "tiny", "--vocab",
-                                      "none.txt", "--model_dir", str(tmp_path / "run")]))
+            glue.run(
+                glue.parse_args(
+                    [
+                        "--task",
+                        "sst2",
+                        "--data_dir",
+                        str(tmp_path),
+                        "--preset",
+                        "tiny",
+                        "--vocab",
+                        "none.txt",
+                        "--model_dir",
+                        str(tmp_path / "run"),
+                    ]
+                )
+            )
 
 
 def test_only_the_chief_takes_the_lock(tmp_path, monkeypatch):
     class Job:
         model_dir = str(tmp_path / "run")
+
     ran = holds_run_dir(lambda job: "ran")
     with run_dir_lock(Job.model_dir):
-        monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", '
-                                        '"index": 1}}')
+        monkeypatch.setenv(
+            "TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}'
+        )
         assert ran(Job()) == "ran"
-        monkeypatch.setenv("TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", '
-                                        '"index": 0}}')
+        monkeypatch.setenv(
+            "TF_CONFIG", '{"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 0}}'
+        )
         with pytest.raises(SettingsError, match="in use"):
             ran(Job())
-
 
 
 class Refused(Exception):
@@ -91,17 +123,17 @@ def _fail_inside(run_dir, *, file="", folder=""):
 
 def test_a_failed_command_removes_the_directories_it_created(tmp_path):
     _fail_inside(tmp_path / "new" / "runs" / "run", folder="seed_1/logs")
-    assert os.listdir(tmp_path) == []               # the run directory, its lock, empty folders, the parents made
+    assert os.listdir(tmp_path) == []  # the run directory, its lock, empty folders, the parents made
     (tmp_path / "runs" / "other").mkdir(parents=True)
     _fail_inside(tmp_path / "runs" / "new" / "run")
-    assert os.listdir(tmp_path / "runs") == ["other"]       # parents that existed stay
+    assert os.listdir(tmp_path / "runs") == ["other"]  # parents that existed stay
 
 
 def test_a_failed_command_keeps_a_directory_with_files_or_made_before(tmp_path):
     _fail_inside(tmp_path / "run", file="checkpoints/ckpt-1.index")
     assert (tmp_path / "run" / "checkpoints" / "ckpt-1.index").read_text() == "of value"
     (tmp_path / "mine").mkdir()
-    _fail_inside(tmp_path / "mine")                 # the user's own directory, even empty
+    _fail_inside(tmp_path / "mine")  # the user's own directory, even empty
     assert os.listdir(tmp_path / "mine") == ["run.lock"]
 
 

@@ -28,7 +28,7 @@ def test_the_tuned_threshold_is_the_grids_best_for_micro_f1():
 
 def test_of_equally_good_thresholds_the_one_nearest_the_default():
     targets = np.array([[1, 0], [0, 1]], np.float32)
-    logits = np.array([[9.0, -9.0], [-9.0, 9.0]])        # every threshold of the grid is right
+    logits = np.array([[9.0, -9.0], [-9.0, 9.0]])  # every threshold of the grid is right
     assert tuned_threshold(targets, logits) == 0.5
     assert tuned_threshold(targets, logits, default=0.33) == 0.35
     assert THRESHOLD_GRID[0] == 0.05 and THRESHOLD_GRID[-1] == 0.95 and len(THRESHOLD_GRID) == 19

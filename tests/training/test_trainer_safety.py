@@ -19,8 +19,10 @@ from keras_bert_lite.training.trainer import Trainer
 @tf.custom_gradient
 def poison_gradient(x, poison):
     """Identity; its gradient is NaN where `poison` is set (a finite loss with a non-finite gradient)."""
+
     def grad(upstream):
         return upstream * tf.where(poison > 0, np.nan, 1.0), tf.zeros_like(poison)
+
     return x, grad
 
 
@@ -43,15 +45,22 @@ class Regressor(keras.Model):
 
 def dataset_fn(bad_step=None, bad="loss", batch=4):
     """Endless examples; the examples of 1-based step `bad_step` carry the poison."""
+
     def fn(context):
         n = 10_000
         x = np.random.default_rng(0).normal(size=(n, 3)).astype("float32")
         poison = np.zeros(n, np.float32)
         if bad_step:
-            poison[(bad_step - 1) * batch:bad_step * batch] = 1.0
-        features = {"x": x, "poison_loss": np.where(poison > 0, np.nan, 0).astype("float32") if bad == "loss"
-                    else np.zeros(n, np.float32), "poison_gradient": poison if bad == "gradient" else 0 * poison}
+            poison[(bad_step - 1) * batch : bad_step * batch] = 1.0
+        features = {
+            "x": x,
+            "poison_loss": np.where(poison > 0, np.nan, 0).astype("float32")
+            if bad == "loss"
+            else np.zeros(n, np.float32),
+            "poison_gradient": poison if bad == "gradient" else 0 * poison,
+        }
         return tf.data.Dataset.from_tensor_slices((features, x.sum(axis=1))).repeat()
+
     return fn
 
 
@@ -59,8 +68,9 @@ def trainer(model_dir, **kwargs):
     model = Regressor()
     model({"x": tf.zeros([1, 3]), "poison_gradient": tf.zeros([1]), "poison_loss": tf.zeros([1])})
     optimizer = create_optimizer(learning_rate=1e-2, total_steps=1000)
-    return Trainer(model, optimizer, tf.distribute.get_strategy(), str(model_dir), checkpoint_every=10,
-                   steps_per_loop=5, **kwargs)
+    return Trainer(
+        model, optimizer, tf.distribute.get_strategy(), str(model_dir), checkpoint_every=10, steps_per_loop=5, **kwargs
+    )
 
 
 def restored_step(model_dir, path):
@@ -78,7 +88,7 @@ def test_non_finite_step_stops_the_run_and_keeps_the_finite_checkpoints(tmp_path
     assert [os.path.basename(p) for p in checkpoint_paths(str(tmp_path / "checkpoints"))] == ["ckpt-20", "ckpt-10"]
     reader = tf.train.load_checkpoint(str(tmp_path / "checkpoints" / "ckpt-20"))
     floats = [name for name, dtype in reader.get_variable_to_dtype_map().items() if dtype.is_floating]
-    assert len(floats) >= 4        # the kernel, the bias and their Adam moments at least
+    assert len(floats) >= 4  # the kernel, the bias and their Adam moments at least
     for name in floats:
         assert np.isfinite(reader.get_tensor(name)).all(), name
 
@@ -86,11 +96,14 @@ def test_non_finite_step_stops_the_run_and_keeps_the_finite_checkpoints(tmp_path
 def test_an_update_that_overflows_the_weights_is_never_checkpointed(tmp_path):
     model = Regressor()
     model({"x": tf.zeros([1, 3]), "poison_gradient": tf.zeros([1]), "poison_loss": tf.zeros([1])})
-    optimizer = create_optimizer(learning_rate=1e39, total_steps=1000, warmup_steps=0)   # inf in float32
+    optimizer = create_optimizer(learning_rate=1e39, total_steps=1000, warmup_steps=0)  # inf in float32
     run = Trainer(model, optimizer, tf.distribute.get_strategy(), str(tmp_path), checkpoint_every=1, steps_per_loop=1)
-    with pytest.raises(NonFiniteLossError, match=r"step 1: the updates since the last save made \d+ weight\(s\) "
-                                                 r"non-finite .*no checkpoint had been written yet"):
-        run.train(dataset_fn(), global_batch_size=4, total_steps=5, verbose=False)   # step 1's loss was finite
+    with pytest.raises(
+        NonFiniteLossError,
+        match=r"step 1: the updates since the last save made \d+ weight\(s\) "
+        r"non-finite .*no checkpoint had been written yet",
+    ):
+        run.train(dataset_fn(), global_batch_size=4, total_steps=5, verbose=False)  # step 1's loss was finite
     assert checkpoint_paths(str(tmp_path / "checkpoints")) == []
 
 
@@ -106,7 +119,7 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_one_before(tmp_path, capl
     run = trainer(tmp_path)
     with caplog.at_level(logging.WARNING):
         history = run.train(dataset_fn(), global_batch_size=4, total_steps=40, verbose=False)
-    assert [h["step"] for h in history] == [25, 30, 35, 40]      # resumed at 20
+    assert [h["step"] for h in history] == [25, 30, 35, 40]  # resumed at 20
     assert "ckpt-30 cannot be restored" in caplog.text and "older checkpoint" in caplog.text
 
 
@@ -115,10 +128,10 @@ def test_a_damaged_state_file_does_not_restart_from_step_0(tmp_path, caplog):
     (tmp_path / "checkpoints" / "checkpoint").write_text("model_checkpoint_path: {{{ garbage")
     with caplog.at_level(logging.WARNING):
         history = trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=40, verbose=False)
-    assert [h["step"] for h in history] == [35, 40]               # resumed at 30
+    assert [h["step"] for h in history] == [35, 40]  # resumed at 30
     state = tf.train.get_checkpoint_state(str(tmp_path / "checkpoints"))
     assert os.path.basename(state.model_checkpoint_path) == "ckpt-40" and "rewritten" in caplog.text
-    assert len(state.all_model_checkpoint_paths) == 3              # the found ones are rotated again
+    assert len(state.all_model_checkpoint_paths) == 3  # the found ones are rotated again
 
 
 def test_no_readable_checkpoint_is_an_error_naming_each(tmp_path):
@@ -133,18 +146,25 @@ def test_a_full_disk_during_a_save_is_one_error_and_the_run_resumes(tmp_path, mo
     trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=10, verbose=False)
     save = tf.train.CheckpointManager.save
 
-    def full_disk(manager, checkpoint_number=None, **kwargs):     # what TensorFlow leaves when a write fails
+    def full_disk(manager, checkpoint_number=None, **kwargs):  # what TensorFlow leaves when a write fails
         os.makedirs(os.path.join(manager.directory, f"ckpt-{checkpoint_number}_temp"))
         open(os.path.join(manager.directory, f"ckpt-{checkpoint_number}.index"), "wb").close()
         raise tf.errors.ResourceExhaustedError(None, None, "ckpt-20_temp/part-00000: No space left on device")
+
     monkeypatch.setattr(tf.train.CheckpointManager, "save", full_disk)
-    with pytest.raises(CheckpointWriteError, match=r"ckpt-20: the checkpoint could not be written \(.*No space "
-                                                   r"left on device\); its partial files were removed, and the "
-                                                   r"latest checkpoint, .*ckpt-10, is complete") as error:
+    with pytest.raises(
+        CheckpointWriteError,
+        match=r"ckpt-20: the checkpoint could not be written \(.*No space "
+        r"left on device\); its partial files were removed, and the "
+        r"latest checkpoint, .*ckpt-10, is complete",
+    ) as error:
         trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=20, verbose=False)
-    assert isinstance(error.value, OSError)                       # the commands' one-line kind
-    assert sorted(os.listdir(tmp_path / "checkpoints")) == ["checkpoint", "ckpt-10.data-00000-of-00001",
-                                                            "ckpt-10.index"]
+    assert isinstance(error.value, OSError)  # the commands' one-line kind
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == [
+        "checkpoint",
+        "ckpt-10.data-00000-of-00001",
+        "ckpt-10.index",
+    ]
     monkeypatch.setattr(tf.train.CheckpointManager, "save", save)
     history = trainer(tmp_path).train(dataset_fn(), global_batch_size=4, total_steps=20, verbose=False)
     assert [h["step"] for h in history] == [15, 20]

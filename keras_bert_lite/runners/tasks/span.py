@@ -29,12 +29,28 @@ class SquadTask(FinetuneTask):
     task_type = "span"
     main_metric = "f1"
 
-    def __init__(self, tokenizer, packer, train, dev, *, doc_stride: int, max_query_length: int, n_best_size: int,
-                 max_answer_length: int, version_2: bool, null_score_diff_threshold: float):
+    def __init__(
+        self,
+        tokenizer,
+        packer,
+        train,
+        dev,
+        *,
+        doc_stride: int,
+        max_query_length: int,
+        n_best_size: int,
+        max_answer_length: int,
+        version_2: bool,
+        null_score_diff_threshold: float,
+    ):
         self.packer, self.dev_examples = packer, dev
         self.max_query_length = max_query_length
-        self.answer_settings = dict(n_best_size=n_best_size, max_answer_length=max_answer_length,
-                                    version_2=version_2, null_score_diff_threshold=null_score_diff_threshold)
+        self.answer_settings = dict(
+            n_best_size=n_best_size,
+            max_answer_length=max_answer_length,
+            version_2=version_2,
+            null_score_diff_threshold=null_score_diff_threshold,
+        )
         args = (tokenizer, packer.seq_length, doc_stride, max_query_length)
         self.train_windows = squad.make_windows(train, *args, training=True)
         self.dev_windows = squad.make_windows(dev, *args, training=False)
@@ -44,21 +60,32 @@ class SquadTask(FinetuneTask):
     def task_info(self) -> dict:
         # Exactly the exporter's TaskSpec fields: text = question, text_b = context, and how questions and
         # answers are cut (the other window and answer settings are in flags.json).
-        return {"text_fields": ["text", "text_b"], "max_query_length": self.max_query_length,
-                "max_answer_length": self.answer_settings["max_answer_length"]}
+        return {
+            "text_fields": ["text", "text_b"],
+            "max_query_length": self.max_query_length,
+            "max_answer_length": self.answer_settings["max_answer_length"],
+        }
 
     def build_model(self, encoder):
         return build_span_labeler(encoder)
 
     def compile_args(self) -> dict:
         loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        return {"loss": {"start_logits": loss, "end_logits": loss},
-                "loss_weights": {"start_logits": 0.5, "end_logits": 0.5}}   # (start + end) / 2 as the original
+        return {
+            "loss": {"start_logits": loss, "end_logits": loss},
+            "loss_weights": {"start_logits": 0.5, "end_logits": 0.5},
+        }  # (start + end) / 2 as the original
 
     def _dataset(self, windows, batch_size, seed=None, order=None, first_epoch=0):
-        return packed_dataset((windows.question_ids, windows.context_ids),
-                              {"start_logits": windows.start, "end_logits": windows.end}, self.packer, batch_size,
-                              shuffle_seed=seed, order=order, first_epoch=first_epoch)
+        return packed_dataset(
+            (windows.question_ids, windows.context_ids),
+            {"start_logits": windows.start, "end_logits": windows.end},
+            self.packer,
+            batch_size,
+            shuffle_seed=seed,
+            order=order,
+            first_epoch=first_epoch,
+        )
 
     def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
         return self._dataset(self.train_windows, batch_size, seed=seed, first_epoch=first_epoch)
@@ -72,8 +99,7 @@ class SquadTask(FinetuneTask):
         start_logits, end_logits = [None] * len(order), [None] * len(order)
         for position, w in enumerate(order):
             start_logits[w], end_logits[w] = starts[position], ends[position]
-        return squad.extract_answers(self.dev_examples, windows, start_logits, end_logits,
-                                     **self.answer_settings)
+        return squad.extract_answers(self.dev_examples, windows, start_logits, end_logits, **self.answer_settings)
 
     def evaluate(self, predict) -> dict:
         return squad_scores(self._answers(predict)[0], self.answers, self.answer_settings["version_2"])

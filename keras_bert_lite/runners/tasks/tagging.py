@@ -57,24 +57,37 @@ class NerTask(FinetuneTask):
     task_type = "token_classification"
     main_metric = "f1"
 
-    def __init__(self, tokenizer, packer, train: ner.TaggedSentences, dev: ner.TaggedSentences,
-                 test: ner.TaggedSentences | None = None, doc_stride: int = 0):
+    def __init__(
+        self,
+        tokenizer,
+        packer,
+        train: ner.TaggedSentences,
+        dev: ner.TaggedSentences,
+        test: ner.TaggedSentences | None = None,
+        doc_stride: int = 0,
+    ):
         self.packer = packer
         self.tag_names = ner.tag_names(train)
         self.entities = ner.marks_entities(self.tag_names)
         self.main_metric = "f1" if self.entities else "accuracy"
         if not self.entities:
             shown = ", ".join(self.tag_names[:8]) + (", ..." if len(self.tag_names) > 8 else "")
-            logger.info("The training tags (%s) have no B-/I-/E-/S-/L-/U- prefix, so they mark no entities: the dev "
-                        "metric is word accuracy (main metric \"accuracy\"), not entity F1.", shown)
+            logger.info(
+                "The training tags (%s) have no B-/I-/E-/S-/L-/U- prefix, so they mark no entities: the dev "
+                'metric is word accuracy (main metric "accuracy"), not entity F1.',
+                shown,
+            )
         self.doc_stride = doc_stride
         self.splits = {}
         for name, sentences in (("train", train), ("dev", dev), ("test", test)):
             if sentences is None:
                 continue
             ids, word_of, first = ner.tokenize_words(tokenizer, sentences)
-            tags = ner.encode_tags(sentences, self.tag_names) if name != "test" else \
-                [np.zeros(len(w), np.int32) for w in sentences.words]
+            tags = (
+                ner.encode_tags(sentences, self.tag_names)
+                if name != "test"
+                else [np.zeros(len(w), np.int32) for w in sentences.words]
+            )
             rows, labels, windows = self._fit(sentences.source, ids, ner.token_labels(word_of, first, tags))
             self.splits[name] = _Tagged(sentences, word_of, first, rows, labels, windows)
         self.train_size = int(self.splits["train"].rows.nrows())
@@ -99,13 +112,24 @@ class NerTask(FinetuneTask):
 
     def compile_args(self) -> dict:
         # The mean over labelled tokens only (first pieces), not over every position of the padded batch.
-        return {"loss": keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=ner.IGNORE,
-                                                                   reduction="mean_with_sample_weight")}
+        return {
+            "loss": keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=ner.IGNORE, reduction="mean_with_sample_weight"
+            )
+        }
 
     def _dataset(self, split, batch_size, seed=None, order=None, first_epoch=0):
         tagged = self.splits[split]
-        return packed_dataset((tagged.rows,), tagged.labels, self.packer, batch_size, shuffle_seed=seed, order=order,
-                              pack_labels=ner.pack_token_labels, first_epoch=first_epoch)
+        return packed_dataset(
+            (tagged.rows,),
+            tagged.labels,
+            self.packer,
+            batch_size,
+            shuffle_seed=seed,
+            order=order,
+            pack_labels=ner.pack_token_labels,
+            first_epoch=first_epoch,
+        )
 
     def train_dataset(self, batch_size: int, seed: int, first_epoch: int = 0):
         return self._dataset("train", batch_size, seed=seed, first_epoch=first_epoch)
@@ -127,11 +151,11 @@ class NerTask(FinetuneTask):
         tagged = self.splits[split]
         order = length_order(tagged.rows)
         outputs = predict(self._dataset(split, 64, order=order))
-        best = [row for batch in outputs for row in np.argmax(batch, axis=-1)]   # [seq] per row, sorted
+        best = [row for batch in outputs for row in np.argmax(batch, axis=-1)]  # [seq] per row, sorted
         lengths = tagged.rows.row_lengths().numpy()
         rows = [None] * len(order)
         for position, row in enumerate(order):
-            rows[row] = best[position][1:1 + lengths[row]]                      # skip [CLS]
+            rows[row] = best[position][1 : 1 + lengths[row]]  # skip [CLS]
         if tagged.windows is None:
             return rows
         merged = tagged.windows.merge(tf.RaggedTensor.from_row_lengths(np.concatenate(rows), lengths))
