@@ -20,7 +20,7 @@ STAMP     := $(VENV)/.installed
 SUPPORTED := 3.10 3.11 3.12 3.13
 CANDIDATES := python3.13 python3.12 python3.11 python3.10 python3
 
-.PHONY: demo test lint goldens clean venv
+.PHONY: demo test test-slow test-all lint goldens clean venv
 
 # Prints "X.Y X.Y.Z" for an interpreter that runs and can create a venv; nothing (and fails) otherwise.
 define probe
@@ -80,12 +80,23 @@ lint: venv
 	$(PY) -m ruff format --check .
 
 # The suite runs in TEST_WORKERS processes (pytest-xdist; default: the usable cores, at most 4; 0: in this
-# process), each test file whole on one worker (--dist loadfile: a module's fixtures, such as the fast demo's run,
-# are built once), files in tests/conftest.py's order (the longest first).
+# process), each test file whole on one worker (--dist loadfile: a module's fixtures are built once), files in
+# tests/conftest.py's order (the longest first).
+#   make test        every test not marked slow: the quick signal while working.
+#   make test-slow   the tests marked slow (over ~20 s each: the fast demo end to end, kill -9 resumes, several
+#                    workers, SIGTERM under load, the guides' examples run verbatim, learning tests). CI runs both.
+#   make test-all    both, in one run.
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); echo $$(( n < 4 ? n : 4 )))
+PYTEST := $(PY) -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test: venv
-	$(PY) -m pytest -q -rs -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
+
+test-slow: venv
+	$(PYTEST) -m slow $(PYTEST_ARGS)
+
+test-all: venv
+	$(PYTEST) $(PYTEST_ARGS)
 
 # make goldens: regenerates every generated file under tests/golden/ from the reference implementations, in
 # their own venv, GOLDENS_VENV (never .venv: torch and transformers are no dependency of keras_bert_lite).

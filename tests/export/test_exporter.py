@@ -244,6 +244,7 @@ def test_regression_and_encoder(tiny_encoder, vocab, tmp_path):
     assert out["sequence_output"].shape == (len(TEXTS), 32, 32) and out["pooled_output"].shape == (len(TEXTS), 32)
 
 
+@pytest.mark.slow
 def test_versions_are_atomic_never_overwritten_and_pruned(trained_classifier, vocab, tmp_path):
     model, spec = trained_classifier
     base = str(tmp_path / "versions")

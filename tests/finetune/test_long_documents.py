@@ -144,6 +144,7 @@ def _served(run_dir, tmp_path, **texts):
     return {name: value.numpy() for name, value in outputs.items()}
 
 
+@pytest.mark.slow
 def test_windows_classify_by_words_that_truncation_cuts_off(reviews, tmp_path):
     truncated, _, log = reviews("truncate")
     assert (
@@ -173,6 +174,7 @@ def test_windows_classify_by_words_that_truncation_cuts_off(reviews, tmp_path):
     np.testing.assert_allclose(served["probabilities"], [[float(p) for p in row[3:]] for row in rows], atol=2e-6)
 
 
+@pytest.mark.slow
 def test_windows_tag_entities_past_the_first_window(tagged, tmp_path, capsys):
     truncated, _, _ = tagged("truncate")
     windowed, out, dev = tagged("windows", *WINDOWS, "--seeds", "0,1")

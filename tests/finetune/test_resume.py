@@ -128,6 +128,7 @@ def test_more_epochs_continue_from_the_last_one(flags):
     assert len(more["per_seed"]["0"]["epochs"]) == 2
 
 
+@pytest.mark.slow
 def test_a_run_from_before_a_flag_existed_resumes_with_its_default(flags, tmp_path):
     run(parse_args(flags("run", "--epochs", "1")))
     path = tmp_path / "run" / "flags.json"
@@ -167,6 +168,7 @@ def test_a_non_finite_loss_before_any_save_names_no_file(flags, tmp_path):
     assert unknown_names(str(error.value)) == []
 
 
+@pytest.mark.slow
 def test_a_non_finite_loss_after_a_saved_epoch_names_its_files(flags, tmp_path):
     run(parse_args(flags("run", "--epochs", "1")))
     with pytest.raises(NonFiniteLossError) as error:

@@ -104,6 +104,7 @@ def test_classifier_learns_with_fit(tiny_config):
     assert accuracy > 0.95, accuracy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16", "mixed_float16"])
 def test_fit_with_xla_and_mixed_precision(tiny_config, policy):
     keras.mixed_precision.set_global_policy(policy)

@@ -81,6 +81,7 @@ def max_diff(a, b):
     return max(float(np.abs(x - y).max()) for x, y in zip(a, b))
 
 
+@pytest.mark.slow
 def test_outputs_and_metrics(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):
     from keras_bert_lite.runners.pretrain import parse_args
 

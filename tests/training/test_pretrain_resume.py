@@ -60,6 +60,7 @@ def test_a_batch_shape_change_is_refused_even_when_allowed(started):
         run(parse_args(started(steps=20, batch_size=4, allow_flag_change="batch_size")))
 
 
+@pytest.mark.slow
 def test_the_run_directory_spelt_another_way_resumes(started, tmp_path, monkeypatch):
     args = started(steps=20)
     args[args.index("--model_dir") + 1] = str(tmp_path / "run") + "/"  # a trailing slash
@@ -127,6 +128,7 @@ def test_more_steps_continue_the_run(started, caplog):
     assert "learning-rate schedule is now computed for the new length" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_non_finite_loss_stops_with_one_line_and_the_finite_checkpoint_kept(started, tmp_path):
     # The run diverges once the learning rate becomes absurd: accepted by name, then stopped at the first NaN.
     args = started(steps=40, learning_rate=1e30, allow_flag_change="learning_rate")
