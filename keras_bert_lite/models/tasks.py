@@ -28,34 +28,28 @@ def build_classifier(
     """
     if num_classes < 1:
         raise ValueError(f"num_classes must be >= 1 (1 = regression), got {num_classes}.")
-    encoder, config = encoder_and_config(config_or_encoder)
-    inputs = encoder_inputs()
-    pooled = encoder(inputs)["pooled_output"]
-    logits = LogitsHead(
-        num_classes,
-        config.hidden_size,
-        dropout=_dropout(dropout, config),
-        initializer_range=config.initializer_range,
-        name="logits",
-    )(pooled)
-    return keras.Model(inputs, logits, name=name)
+    return _logits_on("pooled_output", config_or_encoder, num_classes, dropout, name)
 
 
 def build_token_classifier(
     config_or_encoder, num_classes: int, dropout: float | None = None, name: str = "token_classifier"
 ) -> keras.Model:
     """Per-token classification (NER): logits `[b, s, num_classes]`."""
+    return _logits_on("sequence_output", config_or_encoder, num_classes, dropout, name)
+
+
+def _logits_on(output: str, config_or_encoder, num_classes: int, dropout: float | None, name: str) -> keras.Model:
+    """The encoder with a `LogitsHead` (dropout, then one dense layer) on its `output`."""
     encoder, config = encoder_and_config(config_or_encoder)
     inputs = encoder_inputs()
-    sequence = encoder(inputs)["sequence_output"]
-    logits = LogitsHead(
+    head = LogitsHead(
         num_classes,
         config.hidden_size,
         dropout=_dropout(dropout, config),
         initializer_range=config.initializer_range,
         name="logits",
-    )(sequence)
-    return keras.Model(inputs, logits, name=name)
+    )
+    return keras.Model(inputs, head(encoder(inputs)[output]), name=name)
 
 
 def build_span_labeler(config_or_encoder, name: str = "span_labeler") -> keras.Model:

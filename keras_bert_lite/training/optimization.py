@@ -85,14 +85,14 @@ class _BertOptimizer(keras.optimizers.Optimizer):
     def __init__(
         self,
         learning_rate,
-        beta_1,
-        beta_2,
-        epsilon,
-        weight_decay_rate,
-        weight_decay_exclusions,
-        global_clipnorm,
-        accumulation_steps,
-        name,
+        weight_decay_rate=0.01,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS,
+        global_clipnorm=1.0,
+        accumulation_steps=1,
+        name=None,
         **kwargs,
     ):
         if kwargs.pop("weight_decay", None) is not None:
@@ -323,31 +323,8 @@ class BertAdamW(_BertOptimizer):
         **kwargs: other `keras.optimizers.Optimizer` arguments (`clipnorm`, `use_ema`, ...).
     """
 
-    def __init__(
-        self,
-        learning_rate=1e-4,
-        weight_decay_rate=0.01,
-        beta_1=0.9,
-        beta_2=0.999,
-        epsilon=1e-6,
-        weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS,
-        global_clipnorm=1.0,
-        accumulation_steps=1,
-        name="bert_adamw",
-        **kwargs,
-    ):
-        super().__init__(
-            learning_rate,
-            beta_1,
-            beta_2,
-            epsilon,
-            weight_decay_rate,
-            weight_decay_exclusions,
-            global_clipnorm,
-            accumulation_steps,
-            name,
-            **kwargs,
-        )
+    def __init__(self, learning_rate=1e-4, *args, name="bert_adamw", **kwargs):  # the rest: _BertOptimizer's
+        super().__init__(learning_rate, *args, name=name, **kwargs)
 
     def _next_value(self, variable, next_m, next_v, lr, excluded):
         update = ops.divide(next_m, ops.add(ops.sqrt(next_v), self.epsilon))
@@ -376,31 +353,8 @@ class BertLamb(_BertOptimizer):
     Args: as `BertAdamW`; excluded variables (LayerNorm, biases) get neither weight decay nor a trust ratio.
     """
 
-    def __init__(
-        self,
-        learning_rate=1e-3,
-        weight_decay_rate=0.01,
-        beta_1=0.9,
-        beta_2=0.999,
-        epsilon=1e-6,
-        weight_decay_exclusions=DEFAULT_WEIGHT_DECAY_EXCLUSIONS,
-        global_clipnorm=1.0,
-        accumulation_steps=1,
-        name="bert_lamb",
-        **kwargs,
-    ):
-        super().__init__(
-            learning_rate,
-            beta_1,
-            beta_2,
-            epsilon,
-            weight_decay_rate,
-            weight_decay_exclusions,
-            global_clipnorm,
-            accumulation_steps,
-            name,
-            **kwargs,
-        )
+    def __init__(self, learning_rate=1e-3, *args, name="bert_lamb", **kwargs):  # the rest: _BertOptimizer's
+        super().__init__(learning_rate, *args, name=name, **kwargs)
 
     def _next_value(self, variable, next_m, next_v, lr, excluded):
         dtype = variable.dtype
