@@ -10,7 +10,7 @@ import keras
 
 from keras_bert_lite import layers, models  # noqa: F401  (their classes register with Keras on import)
 from keras_bert_lite.checkpoints import load
-from keras_bert_lite.training import optimization, schedules  # noqa: F401  (the optimizers and schedule, too)
+from keras_bert_lite.training import bert_adamw, bert_lamb, schedules  # noqa: F401  (the optimizers and schedule, too)
 
 
 def load_model(path: str, **kwargs) -> keras.Model:

@@ -31,7 +31,7 @@ from keras_bert_lite.checkpoints.names import (
 )
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.hf_hub import resolve_model
-from keras_bert_lite.training import optimization, schedules  # noqa: F401  (the optimizers and schedule, too)
+from keras_bert_lite.training import bert_adamw, bert_lamb, schedules  # noqa: F401  (the optimizers and schedule, too)
 from keras_bert_lite.utils.errors import InputFileError
 
 logger = logging.getLogger(__name__)
