@@ -3,7 +3,7 @@
 import pytest
 
 from keras_bert_lite.runners.errors import SettingsError
-from keras_bert_lite.runners.glue import _label_flag
+from keras_bert_lite.runners.glue_job import _label_flag
 
 
 def test_labels_flag_follows_the_label_rule():
