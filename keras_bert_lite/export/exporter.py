@@ -23,7 +23,8 @@ import tensorflow as tf
 
 from keras_bert_lite.artifacts import TASK_SPEC_FILE, VOCAB_FILES, TaskSpec
 from keras_bert_lite.export.audit import TARGETS, audit_saved_model
-from keras_bert_lite.export.serving_module import ServingModule, signature_keys
+from keras_bert_lite.export.serving_module import ServingModule
+from keras_bert_lite.export.signature_keys import signature_keys
 from keras_bert_lite.export.warmup_requests import write_warmup_requests
 from keras_bert_lite.serving.manager import MAX_VERSION
 

@@ -51,17 +51,16 @@ from keras_bert_lite.artifacts import (
     DEFAULT_MAX_ANSWER_LENGTH,
     DEFAULT_THRESHOLD,
     DEFAULT_TOP_K,
-    LABELED_TASKS,
     TaskSpec,
 )
 from keras_bert_lite.data.long_texts import window_segments
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
-from keras_bert_lite.models.embedder import EMBEDDINGS, is_embedder
+from keras_bert_lite.export.serving_checks import check_spec, check_task_type
+from keras_bert_lite.export.signature_keys import TASK_SIGNATURES
+from keras_bert_lite.models.embedder import EMBEDDINGS
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.inference import by_length_slices
-from keras_bert_lite.models.introspect import max_positions
 from keras_bert_lite.models.masked_predictions import masked_token_predictions
-from keras_bert_lite.models.pretrainer import BertPretrainer
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.masked_text import tokenize_keeping_masks
 from keras_bert_lite.text.packing import truncated_lengths
@@ -70,83 +69,11 @@ from keras_bert_lite.training.thresholds import threshold_logit
 
 _HAS_SEPARATOR = rf"(?s).*{WORD_SEPARATOR}.*"  # holds a whitespace or separator character
 _NEG = -1e9
-SIGNATURES = ("serving_default", "preprocess", "encode")  # every export's
-TASK_SIGNATURES = {
-    "classification": ("classify",),
-    "embedding": ("embed",),  # and a task's own
-    "fill_mask": ("fill_mask",),
-    "multi_label": ("classify",),
-}
-
-
-def signature_keys(task_type: str) -> tuple[str, ...]:
-    """The signature keys of an export for `task_type`."""
-    return SIGNATURES + TASK_SIGNATURES.get(task_type, ())
 
 
 def _texts(fields):
+    """One tf.string `[batch]` input per text field, named as the field."""
     return [tf.TensorSpec([None], tf.string, name=name) for name in fields]
-
-
-def _check_embedder(model, spec: TaskSpec) -> None:
-    """Refuses an embedder exported as another task type, and another model exported as an embedder.
-
-    Raises:
-        ValueError: naming the model and the task type to export it with.
-    """
-    if is_embedder(model) and spec.task_type != "embedding":
-        raise ValueError(f"model {model.name!r} is an embedder (build_embedder): export it with task_type 'embedding'.")
-    if spec.task_type == "embedding" and not is_embedder(model):
-        raise ValueError(
-            f"task_type 'embedding' needs an embedder (build_embedder, load_embedder); model "
-            f"{model.name!r} has no pooling layer."
-        )
-
-
-def _check_masked_lm(model, spec: TaskSpec) -> None:
-    """Refuses a pretrainer exported as another task type, another model for fill_mask, and a top_k beyond the
-    vocabulary.
-
-    Raises:
-        ValueError: naming the model, the task type or top_k.
-    """
-    if isinstance(model, BertPretrainer) != (spec.task_type == "fill_mask"):
-        raise ValueError(
-            f"task_type {spec.task_type!r} for model {model.name!r}: a BertPretrainer exports with "
-            "task_type 'fill_mask' (its masked-LM head; its encoder alone with 'encoder'), and only "
-            "a BertPretrainer (load_masked_lm) does."
-        )
-    vocab_size = model.get_layer("masked_lm").vocab_size if spec.task_type == "fill_mask" else 0
-    if spec.top_k > vocab_size:
-        raise ValueError(f"top_k {spec.top_k} is more than the model's {vocab_size} tokens.")
-
-
-def _check_spec(model, encoder, spec: TaskSpec) -> None:
-    """Refuses a spec the model cannot serve: found here, not by the first long or unlucky request.
-
-    Raises:
-        ValueError: `spec.seq_length` beyond the encoder's positions, text pairs for a model with one segment type,
-            or not as many `spec.labels` as the model has outputs (classification, multi_label, token
-            classification).
-    """
-    positions = max_positions(encoder)
-    if spec.seq_length > positions:
-        raise ValueError(
-            f"seq_length {spec.seq_length} is longer than the model's {positions} positions "
-            f"(max_position_embeddings); export with seq_length {positions} or less."
-        )
-    if len(spec.text_fields) == 2 and encoder.get_layer("embeddings").type_vocab_size < 2:
-        raise ValueError(
-            "text pairs give the second text segment id 1, but the model has 1 segment type "
-            "(type_vocab_size): export it for single texts."
-        )
-    if spec.task_type in LABELED_TASKS:
-        classes = model.output.shape[-1]
-        if len(spec.labels) != classes:
-            raise ValueError(
-                f"{len(spec.labels)} labels {list(spec.labels)} for a model with {classes} outputs; "
-                f"give one label name per output, in id order."
-            )
 
 
 class ServingModule(tf.Module):
@@ -158,21 +85,17 @@ class ServingModule(tf.Module):
         vocab: the model's Vocab.
         variant: tokenizer op set, "default" (tf_text FastWordpiece, linked by stock TF Serving) or "portable"
             (core TensorFlow only).
+
+    Raises:
+        ValueError: a model or spec that the export cannot serve (`serving_checks`).
     """
 
     def __init__(self, model, spec: TaskSpec, vocab: Vocab, variant: str = "default"):
         super().__init__(name="serving")
-        if spec.task_type == "multiple_choice":
-            raise ValueError(
-                "Text-in export of a multiple-choice model is not supported (how the choices arrive "
-                "is application-specific); export its encoder (task_type 'encoder') and build the "
-                "choice pairs in the client with the `preprocess` signature of that export."
-            )
-        _check_embedder(model, spec)
-        _check_masked_lm(model, spec)
+        check_task_type(model, spec)
         self.model = model
         self.encoder = model if spec.task_type == "encoder" else model.get_layer("encoder")
-        _check_spec(model, self.encoder, spec)
+        check_spec(model, self.encoder, spec)
         self.spec = spec
         self.tokenizer = BertTokenizer(vocab, lower_case=spec.lower_case, variant=variant)
         self.packer = BertPacker(spec.seq_length, vocab=vocab)

@@ -35,7 +35,7 @@ from keras_bert_lite import artifacts
 from keras_bert_lite.checkpoints import embedding_settings, load_embedder, load_masked_lm, load_trained
 from keras_bert_lite.export.exporter import MAX_VERSION, TARGET_VARIANTS, ExportRefusedError, export_saved_model
 from keras_bert_lite.export.hf import export_hf
-from keras_bert_lite.export.serving_module import signature_keys
+from keras_bert_lite.export.signature_keys import signature_keys
 from keras_bert_lite.export.tf_hub import export_tf_hub
 from keras_bert_lite.models.embedder import is_embedder
 from keras_bert_lite.models.introspect import max_positions
