@@ -21,15 +21,12 @@ steps and reviews. README.md says how long each takes and what it shows.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime
 import json
 import logging
 import os
-import re
 import shlex
-import subprocess
 import sys
 import time
 
@@ -39,6 +36,8 @@ from keras_bert_lite.data.masking import MASK_RATE
 from keras_bert_lite.runners import export as export_command
 from keras_bert_lite.runners import glue, pretrain
 from keras_bert_lite.runners import vocab as vocab_command
+from keras_bert_lite.runners.demo_serving import serve_and_classify
+from keras_bert_lite.runners.demo_summary import print_summary
 from keras_bert_lite.runners.errors import exit_on_expected_error
 from keras_bert_lite.runners.flags import MAX_SEED, CheckedFlags, flag, parse_job
 from keras_bert_lite.utils.files import atomic_write_text
@@ -297,38 +296,14 @@ class Demo:
     # ---- 5. serve
     def serve(self) -> None:
         self.stage(5, "Serving it over gRPC (TF Serving's PredictionService) and classifying raw sentences")
-        base = self.path("exports", "reviews")
-        server_argv = ["--model_name", "reviews", "--model_base_path", base, "--port", "0", "--rest_api_port", "0"]
-        self.commands.append(" ".join(["kbl-serve"] + [shlex.quote(a) for a in server_argv]))
-        print(f"$ {self.commands[-1]} &", flush=True)
+        sentences = self.path("sentences.txt")
+        atomic_write_text(sentences, "\n".join(text for text, _ in SENTENCES) + "\n")
         log_path = self.path("logs", "server.log")
-        os.makedirs(os.path.dirname(log_path), exist_ok=True)
-        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")
-        with (
-            open(log_path, "w", encoding="utf-8") as log,
-            _process([sys.executable, "-m", "keras_bert_lite.serving", *server_argv], log, env) as server,
-        ):
-            port = _wait_for(log_path, re.compile(r"Running gRPC ModelServer at [^:]+:(\d+)"), server, 120)
-            sentences = self.path("sentences.txt")
-            atomic_write_text(sentences, "\n".join(text for text, _ in SENTENCES) + "\n")
-            client_argv = ["--model_name", "reviews", "--server", f"127.0.0.1:{port}", "--wait", "120", sentences]
-            self.commands.append(" ".join(["kbl-client"] + [shlex.quote(a) for a in client_argv]))
-            print(f"$ {self.commands[-1]}", flush=True)
-            out = subprocess.run(
-                [sys.executable, "-m", "keras_bert_lite.serving.client_cli", *client_argv],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=300,
-            )
-            if out.returncode:
-                raise SystemExit(f"the client failed ({out.returncode}):\n{out.stderr[-2000:]}\nserver log: {log_path}")
-            predictions = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
-            expected = dict(SENTENCES)
-            for p in predictions:
-                mark = "right" if p["label"] == expected.get(p["text"]) else f"WRONG (it is {expected.get(p['text'])})"
-                print(f"  {p['label']:>7}  p={max(p['probabilities']):.3f}  {mark:<5}  {p['text']}")
-        print(f"server stopped (exit {server.returncode}); its log: {log_path}")
+        predictions = serve_and_classify(self.path("exports", "reviews"), sentences, log_path, self.commands)
+        expected = dict(SENTENCES)
+        for p in predictions:
+            mark = "right" if p["label"] == expected.get(p["text"]) else f"WRONG (it is {expected.get(p['text'])})"
+            print(f"  {p['label']:>7}  p={max(p['probabilities']):.3f}  {mark:<5}  {p['text']}")
         self.results["serve"] = {
             "predictions": [(p["text"], p["label"]) for p in predictions],
             "right": sum(p["label"] == expected.get(p["text"]) for p in predictions),
@@ -337,63 +312,12 @@ class Demo:
 
     # ---- 6. summary
     def summary(self) -> None:
-        r, minutes = self.results, (time.perf_counter() - self.started) / 60
+        minutes = (time.perf_counter() - self.started) / 60
         self.stage(6, f"Summary (the demo took {minutes:.1f} minutes)")
-        p, f, serve = r["pretrain"], r["finetune"], r["serve"]
-        baseline = f["majority_baseline"]
-        gain = f["pretrained"]["accuracy"] - f["scratch"]["accuracy"]
-        print(f"run directory: {self.run_dir}")
-        print(
-            f"  reviews/         {f['train']} labelled training reviews, {f['dev']} held-out dev reviews, "
-            f"{r['data']['unlabeled_reviews']} unlabelled ones (unlabeled.txt)"
-        )
-        print(f"  vocab.txt        {r['vocab']['tokens']} WordPiece tokens (uncased) trained on the unlabelled reviews")
-        print(
-            f"  pretrain/        tiny BERT, steps {p['steps'][0]} -> {p['steps'][1]}: masked-LM accuracy "
-            f"{p['masked_lm_accuracy'][0]:.3f} -> {p['masked_lm_accuracy'][1]:.3f}, next-sentence accuracy "
-            f"{p['next_sentence_accuracy'][0]:.3f} -> {p['next_sentence_accuracy'][1]:.3f}"
-        )
-        print(
-            f"  dev accuracy on {f['dev']} held-out reviews (majority-class baseline {baseline:.4f}: "
-            f"'{f['majority_class']}' always):"
-        )
-        longer = _tiny_imdb_record()
-        gain_longer = f["pretrained_longer"]["accuracy"] - f["scratch"]["accuracy"]
-        print(f"    reviews-scratch/            {f['scratch']['accuracy']:.4f}   tiny BERT, no pretraining")
-        print(
-            f"    reviews-pretrained/         {f['pretrained']['accuracy']:.4f}   pretrained above ({p['steps'][1]} "
-            f"steps on {r['data']['unlabeled_reviews']} reviews): {gain:+.4f} from pretraining"
-        )
-        print(
-            f"    reviews-pretrained_longer/  {f['pretrained_longer']['accuracy']:.4f}   pretrained longer "
-            f"({longer['steps']} steps on {longer['reviews']} IMDB reviews, masked-LM accuracy "
-            f"{longer['masked_lm_accuracy']:.2f}): {gain_longer:+.4f} from pretraining"
-        )
-        if gain < 0.01 <= gain_longer:
-            print(
-                "                                (the stage-2 run is too short to give the encoder features "
-                "sentiment can use; the longer one does)"
-            )
-        print(
-            f"    reviews-minilm/             {f['minilm']['accuracy']:.4f}   all-MiniLM-L6-v2 real weights: "
-            f"{f['minilm']['accuracy'] - baseline:+.4f} over the baseline"
-        )
-        print(
-            f"  exports/reviews/ SavedModel versions {r['export']['versions']} (raw text in; stock TF Serving: "
-            f"see docs/serving.md)"
-        )
-        print(
-            f"  logs/server.log  the gRPC server's log; it classified {serve['right']} of "
-            f"{len(SENTENCES)} sentences right"
-        )
-        print(
-            "\nEach step by hand (the same code paths; in a checkout, tasks/*.py and export/*.py are the same tools):"
-        )
-        for command in self.commands:
-            print(f"  {command}")
+        print_summary(self.results, self.commands, self.run_dir, len(SENTENCES), _tiny_imdb_record())
         atomic_write_text(
             self.path("summary.json"),
-            json.dumps({"results": r, "commands": self.commands, "minutes": minutes}, indent=2) + "\n",
+            json.dumps({"results": self.results, "commands": self.commands, "minutes": minutes}, indent=2) + "\n",
         )
         print(f"\nmetrics and commands: {self.path('summary.json')}")
 
@@ -402,35 +326,6 @@ def _tiny_imdb_record() -> dict:
     """How `TINY_IMDB` was pretrained (its pretraining.json): steps, reviews, masked_lm_accuracy, minutes."""
     with open(os.path.join(TINY_IMDB, "pretraining.json"), encoding="utf-8") as f:
         return json.load(f)
-
-
-@contextlib.contextmanager
-def _process(argv: list[str], log, env: dict):
-    """A child process that is stopped (SIGTERM, then kill) however the block ends."""
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_for(log_path: str, pattern: re.Pattern, process, timeout: float) -> str:
-    """Waits until the process's log matches `pattern`; returns the first group."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            match = pattern.search(f.read())
-        if match:
-            return match.group(1)
-        if process.poll() is not None:
-            raise SystemExit(f"the server exited ({process.returncode}); see {log_path}")
-        time.sleep(0.2)
-    raise SystemExit(f"the server did not start in {timeout:.0f} s; see {log_path}")
 
 
 def new_run_dir(root: str) -> str:
