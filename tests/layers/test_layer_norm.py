@@ -11,17 +11,15 @@ from keras_bert_lite.utils.tf_internals import onednn_enabled
 from tests.layers.grappler import optimized_graph
 
 H = 16
-rng = np.random.default_rng(0)
 
 
-@pytest.fixture(autouse=True)
-def _same_numbers_whatever_ran_before():
-    """Each test draws from a fresh generator: its inputs do not depend on the tests before it on its worker."""
-    global rng
-    rng = np.random.default_rng(0)
+@pytest.fixture
+def rng():
+    """A fresh generator for each test: its inputs do not depend on the tests run before it on its worker."""
+    return np.random.default_rng(0)
 
 
-def pair(shape):
+def pair(shape, rng):
     """(ours, Keras') with the same random gamma/beta, built for `shape`."""
     ours, theirs = FusedLayerNorm(epsilon=1e-12), keras.layers.LayerNormalization(epsilon=1e-12)
     for layer in (ours, theirs):
@@ -50,8 +48,8 @@ def exact(x, gamma, beta, eps=1e-12):
 
 @pytest.mark.parametrize("how", ["eager", "graph", "dynamic_shapes", "xla"])
 @pytest.mark.parametrize("shape", [(24, H), (3, 8, H)])
-def test_equals_keras_layer_normalization(shape, how):
-    ours, theirs = pair(shape)
+def test_equals_keras_layer_normalization(shape, how, rng):
+    ours, theirs = pair(shape, rng)
     gamma, beta = ours.get_weights()
     rows = shape[:-1] + (1,)
     x = (rng.normal(size=shape) * rng.choice([0.1, 1.0, 30.0], size=rows) + rng.normal(size=rows)).astype("float32")
@@ -68,8 +66,8 @@ def test_equals_keras_layer_normalization(shape, how):
 
 
 @pytest.mark.parametrize("how", ["graph", "xla"])
-def test_gradients_equal_keras(how):
-    ours, theirs = pair((3, 8, H))
+def test_gradients_equal_keras(how, rng):
+    ours, theirs = pair((3, 8, H), rng)
     x = tf.constant(rng.normal(size=(3, 8, H)).astype("float32") * 3 + 1)
     upstream = tf.constant(rng.normal(size=(3, 8, H)).astype("float32"))
 
@@ -113,7 +111,7 @@ needs_onednn_bfloat16 = pytest.mark.skipif(
 
 @needs_onednn
 @pytest.mark.parametrize("static", [True, False], ids=["static_shapes", "dynamic_shapes"])
-def test_encoder_block_inference_runs_as_fused_kernels(static):
+def test_encoder_block_inference_runs_as_fused_kernels(static, rng):
     """An encoder block's forward pass: every projection one fused MatMul (with its bias; the attention output
     and FFN output also with the residual Add; the FFN input with the GELU), each LayerNorm one kernel."""
     block = TransformerEncoderBlock(H, 4, 32, hidden_dropout=0.0, attention_dropout=0.0)
@@ -129,7 +127,7 @@ def test_encoder_block_inference_runs_as_fused_kernels(static):
 
 
 @needs_onednn_bfloat16
-def test_bfloat16_encoder_block_runs_each_layer_norm_as_one_kernel():
+def test_bfloat16_encoder_block_runs_each_layer_norm_as_one_kernel(rng):
     """Under mixed_bfloat16 the LayerNorms take their bfloat16 inputs as they are: no cast to float32 in front of
     the kernel that would keep Grappler from fusing it (and gamma/beta) into one _MklLayerNorm."""
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
@@ -141,8 +139,8 @@ def test_bfloat16_encoder_block_runs_each_layer_norm_as_one_kernel():
 
 
 @needs_onednn
-def test_keras_form_where_no_fused_kernel_exists(monkeypatch):
-    ours, _ = pair((4, H))
+def test_keras_form_where_no_fused_kernel_exists(monkeypatch, rng):
+    ours, _ = pair((4, H), rng)
     x = tf.ones((4, H))
     ops_of = lambda fn: {op.type for op in fn.get_concrete_function(x).graph.get_operations()}  # noqa: E731
     assert "FusedBatchNormV3" in ops_of(tf.function(ours))
@@ -151,7 +149,7 @@ def test_keras_form_where_no_fused_kernel_exists(monkeypatch):
     assert "FusedBatchNormV3" not in ops_of(tf.function(ours))  # a GPU is visible
 
 
-def test_mixed_precision_computes_in_float32():
+def test_mixed_precision_computes_in_float32(rng):
     keras.mixed_precision.set_global_policy("mixed_bfloat16")
     ours = FusedLayerNorm(epsilon=1e-12)
     x = rng.normal(size=(4, H)).astype("float32") * 100 + 1000  # bfloat16 statistics would be far off
