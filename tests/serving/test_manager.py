@@ -1,5 +1,6 @@
 """Version discovery and the version swap, in-process with a fake loader (no TensorFlow model involved)."""
 
+import logging
 import os
 import threading
 import time
@@ -96,6 +97,29 @@ def test_latest_version_is_served_and_swapped(tmp_path):
     states = manager.version_states()
     assert (states[3].state, states[1].state) == (State.AVAILABLE, State.END)
     assert 2 not in states  # never loaded: only the latest version is served
+
+
+def test_a_version_is_served_before_it_is_reported_available(tmp_path, caplog):
+    """A client that acts on the "Successfully loaded" line or on AVAILABLE must reach the new version."""
+    add_version(tmp_path, "1")
+    manager = make_manager(tmp_path)
+    manager.start()
+    add_version(tmp_path, "2")
+    seen = []
+
+    class AtTheLogLine(logging.Handler):
+        def emit(self, record):
+            if record.getMessage().startswith("Successfully loaded servable version {name: m version: 2}"):
+                seen.append((manager.served().version, manager.version_states()[2].state))
+
+    caplog.set_level(logging.INFO, logger="keras_bert_lite.serving.manager")
+    handler = AtTheLogLine()
+    logging.getLogger("keras_bert_lite").addHandler(handler)
+    try:
+        manager.poll()
+    finally:
+        logging.getLogger("keras_bert_lite").removeHandler(handler)
+    assert seen == [(2, State.AVAILABLE)]
 
 
 def test_failed_version_is_reported_and_the_previous_one_kept(tmp_path):
