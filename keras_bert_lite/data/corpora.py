@@ -48,6 +48,11 @@ def pydoc_documents(min_sentences: int = 2) -> list[list[str]]:
     return documents
 
 
+def pydoc_sentences(n: int, min_chars: int = 20, max_chars: int = 300) -> list[str]:
+    """The first `n` sentences of `pydoc_documents()` of `min_chars` to `max_chars` characters (requests to time)."""
+    return [s for doc in pydoc_documents() for s in doc if min_chars <= len(s) <= max_chars][:n]
+
+
 def _sentences(lines: list[str]) -> list[str]:
     out, paragraph = [], []
 
