@@ -67,45 +67,83 @@ def in_python_logits(model, vocab, texts, seq_length=32):
     return model(packed, training=False).numpy()
 
 
+@pytest.fixture(scope="module")
+def classifier_export(trained_classifier, vocab, tmp_path_factory):
+    """`trained_classifier` exported once per target (the path of its version), for the tests that read it."""
+    model, spec = trained_classifier
+    paths = {}
+
+    def export(target):
+        if target not in paths:
+            base = str(tmp_path_factory.mktemp(f"cls-{target}"))
+            paths[target] = export_saved_model(model, spec, vocab, base, target=target)
+        return paths[target]
+
+    return export
+
+
+# One fresh process per oneDNN setting loads and runs each export of that setting: the portable one first, before
+# anything imports tensorflow_text (which it must not need), then the tf-serving one after importing it.
 _FRESH_PROCESS = """
 import json, sys
 import numpy as np
-if sys.argv[2] == "tf-serving":
-    import tensorflow_text  # noqa: F401  (stock TF Serving links these ops)
 import tensorflow as tf
-loaded = tf.saved_model.load(sys.argv[1])
-out = loaded.signatures["serving_default"](text=tf.constant(json.loads(sys.argv[3])))
-print("RESULT " + json.dumps({"logits": out["logits"].numpy().tolist(),
-                              "label": [s.decode() for s in out["label"].numpy()],
-                              "tf_text_imported": "tensorflow_text" in sys.modules}))
+results = {}
+for path, target in json.loads(sys.argv[1]):
+    if target == "tf-serving":
+        import tensorflow_text  # noqa: F401  (stock TF Serving links these ops)
+    loaded = tf.saved_model.load(path)
+    out = loaded.signatures["serving_default"](text=tf.constant(json.loads(sys.argv[2])))
+    results[target] = {"logits": out["logits"].numpy().tolist(),
+                       "label": [s.decode() for s in out["label"].numpy()],
+                       "tf_text_imported": "tensorflow_text" in sys.modules}
+print("RESULT " + json.dumps(results))
 """
-
 
 # The export is traced here with TensorFlow's oneDNN kernels on (LayerNorm is then written as FusedBatchNormV3,
 # layers/layer_norm.py); the loading process may have them on or off (TF Serving builds, CPUs without AVX-512).
-@pytest.mark.parametrize("target,onednn", [("portable", "0"), ("tf-serving", "1"), ("tf-serving", "0")])
-def test_fresh_process_outputs_equal_the_in_python_model(trained_classifier, vocab, tmp_path, target, onednn):
+FRESH_PROCESS_CASES = [("portable", "0"), ("tf-serving", "1"), ("tf-serving", "0")]
+
+
+@pytest.fixture(scope="module")
+def fresh_process_results(classifier_export):
+    """onednn -> {target: that process's outputs for TEXTS}, each process run once."""
+    results = {}
+
+    def run(onednn):
+        if onednn not in results:
+            targets = sorted({t for t, o in FRESH_PROCESS_CASES if o == onednn}, key=lambda t: t != "portable")
+            exports = [(classifier_export(target), target) for target in targets]
+            process = subprocess.run(
+                [sys.executable, "-c", _FRESH_PROCESS, json.dumps(exports), json.dumps(TEXTS)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn},
+            )
+            assert process.returncode == 0, process.stderr[-3000:]
+            results[onednn] = json.loads(process.stdout.split("RESULT ")[-1])
+        return results[onednn]
+
+    return run
+
+
+@pytest.mark.parametrize("target,onednn", FRESH_PROCESS_CASES)
+def test_fresh_process_outputs_equal_the_in_python_model(
+    trained_classifier, classifier_export, fresh_process_results, vocab, target, onednn
+):
     model, spec = trained_classifier
-    path = export_saved_model(model, spec, vocab, str(tmp_path / "cls"), target=target)
-    assert audit_saved_model(path, target).ok
-    run = subprocess.run(
-        [sys.executable, "-c", _FRESH_PROCESS, path, target, json.dumps(TEXTS)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn},
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.split("RESULT ")[-1])
+    assert audit_saved_model(classifier_export(target), target).ok
+    result = fresh_process_results(onednn)[target]
     assert result["tf_text_imported"] == (target == "tf-serving")
     expected = in_python_logits(model, vocab, TEXTS)
     assert np.abs(np.array(result["logits"]) - expected).max() <= 1e-5
     assert result["label"] == [spec.labels[i] for i in expected.argmax(-1)]
 
 
-def test_classifier_signatures(trained_classifier, vocab, tmp_path):
+def test_classifier_signatures(trained_classifier, classifier_export, vocab):
     model, spec = trained_classifier
-    loaded = tf.saved_model.load(export_saved_model(model, spec, vocab, str(tmp_path / "m"), target="portable"))
+    loaded = tf.saved_model.load(classifier_export("portable"))
     assert set(loaded.signatures) == {"serving_default", "preprocess", "encode", "classify"}
     texts = tf.constant(TEXTS)
     packed = loaded.signatures["preprocess"](text=texts)
