@@ -23,21 +23,25 @@ def tiny_init(tmp_path_factory, uncased_vocab_path):
     return str(directory)
 
 
-def common_flags(init, model_dir, *extra):
-    return [
-        "--init",
-        init,
-        "--model_dir",
-        str(model_dir),
-        "--epochs",
-        "1",
-        "--batch_size",
-        "8",
-        "--seq_length",
-        "32",
-        "--quiet",
-        *extra,
-    ]
+def common_flags(init, model_dir, *extra, **flags):
+    """A fine-tuning command line: --init, --model_dir, one epoch of batches of 8 at --seq_length 32, --quiet.
+
+    Keyword arguments add flags or replace those defaults (`epochs=4`, `train_file=path`, `tune_threshold=True`
+    for a bare switch, None or False to leave one out); `extra` is appended as given."""
+    settings = {"epochs": 1, "batch_size": 8, "seq_length": 32, **flags}
+    args = ["--init", init, "--model_dir", str(model_dir)]
+    for name, value in settings.items():
+        if value is not None and value is not False:
+            args += [f"--{name}"] + ([] if value is True else [str(value)])
+    return [*args, "--quiet", *extra]
+
+
+def review_flags(init, model_dir, train, dev, *extra, **flags):
+    """`common_flags` for a CSV of reviews (`tests.finetune.test_custom.reviews`): --train_file, --dev_file,
+    --text_a review, --label stars."""
+    return common_flags(
+        init, model_dir, *extra, train_file=train, dev_file=dev, text_a="review", label="stars", **flags
+    )
 
 
 def read_tsv(path):

@@ -10,6 +10,7 @@ from keras_bert_lite.runners import pretrain
 from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.glue import parse_args, run
 from keras_bert_lite.utils.files import atomic_save_model
+from tests.finetune.conftest import review_flags
 
 
 def test_seed_flags(capsys):
@@ -67,26 +68,7 @@ def test_seq_length_beyond_the_models_positions_is_refused_before_training(tiny_
         match=r"--seq_length 200 is longer than the 128 positions of the model "
         rf"\(--init {tiny_init}: .*pass --seq_length 128 or less",
     ):
-        run(
-            parse_args(
-                [
-                    "--train_file",
-                    train,
-                    "--dev_file",
-                    dev,
-                    "--text_a",
-                    "review",
-                    "--label",
-                    "stars",
-                    "--init",
-                    tiny_init,
-                    "--model_dir",
-                    str(run_dir),
-                    "--seq_length",
-                    "200",
-                ]
-            )
-        )
+        run(parse_args(review_flags(tiny_init, run_dir, train, dev, seq_length=200)))
     assert not (run_dir / artifacts.TASK_MODEL_FILE).exists() and not (run_dir / artifacts.CHECKPOINTS_DIR).exists()
 
 
@@ -105,26 +87,12 @@ def test_text_pairs_on_a_model_with_one_segment_type_are_refused_before_training
     atomic_save_model(build_encoder(config), str(one_type / "encoder.keras"))
     shutil.copy(uncased_vocab_path, one_type / "vocab.txt")
     train, dev = _files(tmp_path)
-    flags = [
-        "--train_file",
-        train,
-        "--dev_file",
-        dev,
-        "--text_a",
-        "review",
-        "--label",
-        "stars",
-        "--init",
-        str(one_type),
-        "--seq_length",
-        "32",
-    ]
     with pytest.raises(
         SettingsError,
         match=r"The task's text pairs give the second text segment id 1, but the model "
         rf"\(--init {one_type}: type_vocab_size\) has 1 segment type",
     ):
-        run(parse_args(flags + ["--text_b", "review", "--model_dir", str(tmp_path / "pairs")]))
+        run(parse_args(review_flags(str(one_type), tmp_path / "pairs", train, dev, text_b="review")))
     assert not (tmp_path / "pairs" / artifacts.CHECKPOINTS_DIR).exists()
     with pytest.raises(SettingsError, match="Next-sentence pairs give the second text segment id 1"):
         pretrain.run(
@@ -165,23 +133,8 @@ def test_mirrored_strategy_on_two_logical_cpus(tiny_init, tmp_path):
     import subprocess
     import sys
 
-    from tests.finetune.conftest import common_flags
-
     train, dev = _files(tmp_path)
-    args = common_flags(
-        tiny_init,
-        tmp_path / "run",
-        "--train_file",
-        train,
-        "--dev_file",
-        dev,
-        "--text_a",
-        "review",
-        "--label",
-        "stars",
-        "--strategy",
-        "mirrored",
-    )
+    args = review_flags(tiny_init, tmp_path / "run", train, dev, strategy="mirrored")
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     out = subprocess.run(
         [sys.executable, "-c", _MIRRORED, json.dumps(args)],
@@ -206,7 +159,6 @@ def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
     import numpy as np
 
     from keras_bert_lite import xla
-    from tests.finetune.conftest import common_flags
 
     train, dev = _files(tmp_path)
     gpu = "--xla" in flags  # as on a GPU for the compile settings only (see test_pretrain's test_training_flags)
@@ -214,23 +166,7 @@ def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
         monkeypatch.setattr(xla, "visible_device_types", lambda: frozenset({"CPU", "GPU"}))
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.setenv("KERAS_BERT_LITE_CACHE", str(tmp_path / "cache"))
-    summary = run(
-        parse_args(
-            common_flags(
-                tiny_init,
-                tmp_path / "run",
-                "--train_file",
-                train,
-                "--dev_file",
-                dev,
-                "--text_a",
-                "review",
-                "--label",
-                "stars",
-                *flags,
-            )
-        )
-    )
+    summary = run(parse_args(review_flags(tiny_init, tmp_path / "run", train, dev, *flags)))
     assert np.isfinite(summary["metrics"]["accuracy"])
     assert ("--xla_gpu_per_fusion_autotune_cache_dir=" in os.environ.get("XLA_FLAGS", "")) == gpu
 
@@ -239,7 +175,6 @@ def test_precision_and_xla_flags(tiny_init, tmp_path, flags, monkeypatch):
 def test_the_task_gets_the_packer_of_the_compile_mode(tiny_init, tmp_path, flag, buckets):
     """Under XLA every new padded length is a compile: the fine-tuning flow packs to few lengths there."""
     from keras_bert_lite.runners import finetune
-    from tests.finetune.conftest import common_flags
 
     class Stop(Exception):
         pass
@@ -250,21 +185,7 @@ def test_the_task_gets_the_packer_of_the_compile_mode(tiny_init, tmp_path, flag,
         packers.append(packer)
         raise Stop
 
-    job = parse_args(
-        common_flags(
-            tiny_init,
-            tmp_path / "run",
-            "--train_file",
-            "train.csv",
-            "--dev_file",
-            "dev.csv",
-            "--text_a",
-            "review",
-            "--label",
-            "stars",
-            flag,
-        )
-    )
+    job = parse_args(review_flags(tiny_init, tmp_path / "run", "train.csv", "dev.csv", flag))
     with pytest.raises(Stop):
         finetune.run_finetuning(job, make_task)
     assert packers[0].dynamic and packers[0].length_buckets is buckets and packers[0].seq_length == 32

@@ -10,7 +10,7 @@ import pytest
 
 from keras_bert_lite.data.errors import DataError
 from keras_bert_lite.runners.glue import GlueJob, parse_args, run
-from tests.finetune.conftest import common_flags, read_tsv
+from tests.finetune.conftest import read_tsv, review_flags
 
 WORDS = {"pos": ["good", "great", "fine"], "neg": ["bad", "awful", "poor"]}
 
@@ -40,27 +40,8 @@ def test_custom_csv_learns_and_writes_every_file(tiny_init, tmp_path, caplog):
     ids = ["id\twith a tab", "id\nwith a line break", 'id "quoted"'] + [f"r{i}" for i in range(3, 10)]
     test = write_csv(tmp_path / "test.csv", [{"review": r["review"], "id": i} for r, i in zip(reviews(10, 2), ids)])
     out = tmp_path / "run"
-    flags = common_flags(
-        tiny_init,
-        out,
-        "--train_file",
-        train,
-        "--dev_file",
-        dev,
-        "--test_file",
-        test,
-        "--text_a",
-        "review",
-        "--label",
-        "stars",
-        "--seeds",
-        "1,2",
-        "--epochs",
-        "4",
-        "--learning_rate",
-        "1e-3",
-        "--id_column",
-        "id",
+    flags = review_flags(
+        tiny_init, out, train, dev, test_file=test, seeds="1,2", epochs=4, learning_rate=1e-3, id_column="id"
     )
     with caplog.at_level(logging.INFO):
         summary = run(parse_args(flags))
@@ -153,7 +134,7 @@ def test_unknown_label_and_missing_column_errors(tiny_init, tmp_path, capsys):
     dev_rows = reviews(4, 1)
     dev_rows[2]["stars"] = "neutral"
     dev = write_csv(tmp_path / "dev.csv", dev_rows)
-    base = common_flags(tiny_init, tmp_path / "run", "--train_file", train, "--text_a", "review", "--label", "stars")
+    base = review_flags(tiny_init, tmp_path / "run", train, None)  # --dev_file given below
     with pytest.raises(DataError, match=r"dev.csv:4: unknown label 'neutral'; the known labels are \['neg', 'pos'\]"):
         run(parse_args(base + ["--dev_file", dev]))
     with pytest.raises(DataError, match=r"train.csv: no column 'sentence'; the columns are \['review', 'stars'\]"):
@@ -172,18 +153,7 @@ def test_skip_bad_rows_counts_and_trains(tiny_init, tmp_path, caplog):
     lines = ["review\tstars"] + [f"{r['review']}\t{r['stars']}" for r in rows] + ["only one field"]
     (tmp_path / "train.tsv").write_text("\n".join(lines) + "\n")
     dev = write_csv(tmp_path / "dev.csv", reviews(8, 1))
-    flags = common_flags(
-        tiny_init,
-        tmp_path / "run",
-        "--train_file",
-        str(tmp_path / "train.tsv"),
-        "--dev_file",
-        dev,
-        "--text_a",
-        "review",
-        "--label",
-        "stars",
-    )
+    flags = review_flags(tiny_init, tmp_path / "run", str(tmp_path / "train.tsv"), dev)
     with pytest.raises(DataError, match=r"train.tsv:18: 1 fields"):
         run(parse_args(flags))
     with caplog.at_level(logging.WARNING):
