@@ -64,38 +64,21 @@ def data(tmp_path_factory):
     }
 
 
-def flags(model_dir, train, dev, *extra):
+def multi_label_flags(model_dir, data, *extra):
     return common_flags(
         TINY_IMDB,
         model_dir,
-        "--train_file",
-        train,
-        "--dev_file",
-        dev,
-        "--label",
-        "topics",
-        "--epochs",
-        "4",
-        "--learning_rate",
-        "5e-4",
         *extra,
-    )
-
-
-def multi_label_flags(model_dir, data, *extra):
-    return flags(
-        model_dir,
-        data["train"],
-        data["dev"],
-        "--task_type",
-        "multi_label",
-        "--allow_no_labels",
-        "--tune_threshold",
-        "--test_file",
-        data["test"],
-        "--id_column",
-        "id",
-        *extra,
+        train_file=data["train"],
+        dev_file=data["dev"],
+        label="topics",
+        epochs=4,
+        learning_rate=5e-4,
+        task_type="multi_label",
+        allow_no_labels=True,
+        tune_threshold=True,
+        test_file=data["test"],
+        id_column="id",
     )
 
 
@@ -114,7 +97,7 @@ def untrained(data, tmp_path_factory):
     return out, run(parse_args(multi_label_flags(out, data, "--epochs", "1", "--learning_rate", "1e-9")))
 
 
-def test_independent_labels_are_learnt_far_above_chance_and_a_single_label_model(trained, data, tmp_path):
+def test_independent_labels_are_learnt_far_above_chance_and_a_single_label_model(trained, data):
     out, summary = trained
     assert summary["task_type"] == "multi_label" and summary["main_metric"] == "micro_f1"
     best = summary["per_seed"][str(summary["best_seed"])]["metrics"]
@@ -125,22 +108,12 @@ def test_independent_labels_are_learnt_far_above_chance_and_a_single_label_model
     frequency = truth.mean(axis=0)
     chance = float((frequency**2).sum() / frequency.sum())
     all_on = micro_f1(truth, np.ones_like(truth))
-    # A single-label model: trained on each example's first label ("none" for none), its one label per text.
-    single_dir = tmp_path / "single"
-    single_train = tmp_path / "single.csv"
-    with open(data["train"], encoding="utf-8") as f, open(single_train, "w", newline="", encoding="utf-8") as g:
-        rows = list(csv.DictReader(f))
-        writer = csv.writer(g)
-        writer.writerow(["text", "topics"])
-        writer.writerows([r["text"], r["topics"].split("|")[0] or "none"] for r in rows)
-    single_dev = tmp_path / "single_dev.csv"
-    write_csv(single_dev, [(t, [s[0] if s else "none"]) for t, s in data["dev_rows"]])
-    run(parse_args(flags(single_dir, str(single_train), str(single_dev))))
-    predicted = [[row[2]] for row in read_tsv(single_dir / "dev_predictions.tsv")[1:]]
-    single = micro_f1(truth, indicator(predicted))
+    # A single-label model, however well trained: one label per text. Its best is one of the text's own labels
+    # each time (no wrong label, the most right ones a single label allows), an upper bound on any such model.
+    single = micro_f1(truth, indicator(s[:1] for _, s in data["dev_rows"]))
     print(
         f"\ndev micro F1: multi-label {best['micro_f1']:.3f}, chance {chance:.3f}, every label {all_on:.3f}, "
-        f"single-label model {single:.3f}"
+        f"best single-label model {single:.3f}"
     )
     assert max(chance, all_on, single) < 0.75
 
