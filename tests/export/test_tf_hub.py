@@ -4,6 +4,7 @@ every output against our in-Python model. No network: the handles are local path
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -54,8 +55,13 @@ def encoder(vocab):
 
 
 @pytest.fixture(scope="module")
-def exported(encoder, vocab, tmp_path_factory):
-    return export_tf_hub(encoder, vocab, str(tmp_path_factory.mktemp("hub") / "bert"))
+def hub_base(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("hub") / "bert")
+
+
+@pytest.fixture(scope="module")
+def exported(encoder, vocab, hub_base):
+    return export_tf_hub(encoder, vocab, hub_base)
 
 
 @pytest.fixture(scope="module")
@@ -365,7 +371,7 @@ def test_tutorial_runs_unchanged_with_hub_keras_layer_under_tf_keras(exported, e
     assert not result["tensorflow_text_loaded"]  # the portable preprocessor needs no tensorflow_text
 
 
-def test_tutorial_runs_with_hub_layer_under_keras_3(exported, encoder, vocab):
+def test_tutorial_runs_with_hub_layer_under_keras_3(exported, hub_encoder, encoder, vocab):
     """The same code in this (Keras 3) process, hub.KerasLayer replaced by HubLayer (and the one metric passed
     in a list, which Keras 3's compile requires of any model)."""
     namespace = {"HubLayer": HubLayer, "tfhub_handle_preprocess": exported[1], "tfhub_handle_encoder": exported[0]}
@@ -378,19 +384,22 @@ def test_tutorial_runs_with_hub_layer_under_keras_3(exported, encoder, vocab):
     assert len(trained) == len(encoder.trainable_weights)
     assert max(np.abs(a.numpy() - b.numpy()).max() for a, b in zip(trained, encoder.trainable_weights)) > 0
     frozen = HubLayer(exported[0], name="frozen")
-    assert frozen.trainable_weights == [] and len(frozen.non_trainable_weights) == len(hub.load(exported[0]).variables)
+    assert frozen.trainable_weights == [] and len(frozen.non_trainable_weights) == len(hub_encoder.variables)
 
 
 # ------------------------------------------------------------------ writing
-def test_export_writes_an_audited_versioned_pair_and_never_overwrites(encoder, vocab, tmp_path):
-    base = str(tmp_path / "bert")
-    enc, pre = export_tf_hub(encoder, vocab, base, seq_length=32)
-    assert (enc, pre) == (os.path.join(base, "encoder", "1"), os.path.join(base, "preprocess", "1"))
+def test_export_writes_an_audited_versioned_pair_and_never_overwrites(exported, hub_base, encoder, vocab, tmp_path):
+    """The first export is the module's (`exported`, into an empty `hub_base`); the next ones go into a copy of
+    its directory, so the other tests keep their version 1."""
+    enc, pre = exported
+    assert (enc, pre) == (os.path.join(hub_base, "encoder", "1"), os.path.join(hub_base, "preprocess", "1"))
     assert audit_saved_model(enc, "portable").ok and audit_saved_model(pre, "portable").ok
-    assert hub.load(pre)(tf.constant(["x"]))["input_word_ids"].shape == (1, 32)
+    base = str(tmp_path / "bert")
+    shutil.copytree(hub_base, base)
     with pytest.raises(FileExistsError):
         export_tf_hub(encoder, vocab, base, version=1)
-    assert export_tf_hub(encoder, vocab, base, keep=1)[1] == os.path.join(base, "preprocess", "2")
+    assert export_tf_hub(encoder, vocab, base, seq_length=32, keep=1)[1] == os.path.join(base, "preprocess", "2")
+    assert hub.load(os.path.join(base, "preprocess", "2"))(tf.constant(["x"]))["input_word_ids"].shape == (1, 32)
     assert (
         sorted(os.listdir(os.path.join(base, "encoder")))
         == sorted(os.listdir(os.path.join(base, "preprocess")))
