@@ -20,24 +20,28 @@ from tests.training.test_pretrain import job_args, pretrain_cmd, tiny_json  # no
 
 @pytest.fixture(scope="module")
 def ten_steps(tmp_path_factory, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
-    """A run of 10 steps (one checkpoint), made once: (its directory, its config file)."""
-    config, run_dir = tiny_json("r.json"), str(tmp_path_factory.mktemp("ten_steps") / "run")
-    run(parse_args(job_args(pydoc_corpus[0], uncased_vocab_path, config, run_dir, steps=10)))
-    return run_dir, config
+    """A run of 10 steps (one checkpoint), made once: (its directory, its config file, its corpus: this module's
+    copy of the pydoc corpus, so that a test may edit it in place; a test that does restores it)."""
+    directory = tmp_path_factory.mktemp("ten_steps")
+    corpus = directory / "corpus.txt"
+    shutil.copyfile(pydoc_corpus[0], corpus)
+    config, run_dir = tiny_json("r.json"), str(directory / "run")
+    run(parse_args(job_args(str(corpus), uncased_vocab_path, config, run_dir, steps=10)))
+    return run_dir, config, str(corpus)
 
 
 @pytest.fixture
-def started(ten_steps, tmp_path, pydoc_corpus, uncased_vocab_path):
+def started(ten_steps, tmp_path, uncased_vocab_path):
     """Each test's own copy of the 10-step run, in `tmp_path / "run"`, and the arguments that resume it
-    (`args.config`: its config file, shared by the copies: a test that edits it restores it). A run directory
-    moved is the same run (test_the_run_directory_spelt_another_way_resumes)."""
-    run_dir, config = ten_steps
+    (`args.config`, `args.corpus`: its config and corpus files, shared by the copies: a test that edits one restores
+    it). A run directory moved is the same run (test_the_run_directory_spelt_another_way_resumes)."""
+    run_dir, config, corpus = ten_steps
     shutil.copytree(run_dir, tmp_path / "run")
 
     def args(steps=10, **extra):
-        return job_args(pydoc_corpus[0], uncased_vocab_path, config, str(tmp_path / "run"), steps=steps, **extra)
+        return job_args(corpus, uncased_vocab_path, config, str(tmp_path / "run"), steps=steps, **extra)
 
-    args.config = config
+    args.config, args.corpus = config, corpus
     return args
 
 
@@ -102,24 +106,22 @@ def test_another_architecture_is_refused_by_field(started):
             f.write(original)
 
 
-def test_a_corpus_changed_in_place_is_refused(tmp_path, pydoc_corpus, uncased_vocab_path, tiny_json):  # noqa: F811
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text(open(pydoc_corpus[0], encoding="utf-8").read(), encoding="utf-8")
-    config = tiny_json("r.json")
-
-    def args(**extra):
-        return job_args(str(corpus), uncased_vocab_path, config, str(tmp_path / "run"), **extra)
-
-    run(parse_args(args(steps=10)))
-    with open(corpus, "a", encoding="utf-8") as f:
-        f.write("\nA sentence added to the corpus after the run started.\n")
-    with pytest.raises(
-        SettingsError,
-        match=r"\(--input_files: corpus.txt changed\)\..* --allow_flag_change "
-        "input_files",
-    ):
-        run(parse_args(args(steps=20)))
-    assert [h["step"] for h in run(parse_args(args(steps=20, allow_flag_change="input_files")))] == [15, 20]
+def test_a_corpus_changed_in_place_is_refused(started):
+    with open(started.corpus, encoding="utf-8") as f:
+        original = f.read()
+    try:
+        with open(started.corpus, "a", encoding="utf-8") as f:
+            f.write("\nA sentence added to the corpus after the run started.\n")
+        with pytest.raises(
+            SettingsError,
+            match=r"\(--input_files: corpus.txt changed\)\..* --allow_flag_change "
+            "input_files",
+        ):
+            run(parse_args(started(steps=20)))
+        assert [h["step"] for h in run(parse_args(started(steps=20, allow_flag_change="input_files")))] == [15, 20]
+    finally:
+        with open(started.corpus, "w", encoding="utf-8") as f:
+            f.write(original)
 
 
 def test_more_steps_continue_the_run(started, caplog):
