@@ -107,7 +107,7 @@ def test_another_architecture_is_refused_by_field(started):
 
 
 def test_a_corpus_changed_in_place_is_refused(started):
-    with open(started.corpus, encoding="utf-8") as f:
+    with open(started.corpus, "rb") as f:  # bytes: restored exactly, whatever its line ends
         original = f.read()
     try:
         with open(started.corpus, "a", encoding="utf-8") as f:
@@ -120,7 +120,7 @@ def test_a_corpus_changed_in_place_is_refused(started):
             run(parse_args(started(steps=20)))
         assert [h["step"] for h in run(parse_args(started(steps=20, allow_flag_change="input_files")))] == [15, 20]
     finally:
-        with open(started.corpus, "w", encoding="utf-8") as f:
+        with open(started.corpus, "wb") as f:
             f.write(original)
 
 
