@@ -1,5 +1,5 @@
 """Exports of runs that read long texts in windows (task.json doc_stride): served outputs equal a reference built
-window by window in Python (run_squad.py's windows and max-context rule, one model call per window); the
+window by window in Python (run_squad.py's windows and max-context rule, each window packed alone); the
 stock-TF-Serving audit passes (export_saved_model audits); settings the windows cannot have are refused."""
 
 import numpy as np
@@ -52,27 +52,28 @@ def _ids(vocab, texts):
     return BertTokenizer(vocab, lower_case=True).tokenize(tf.constant(texts)).to_list()
 
 
-def _window_logits(model, vocab, first, second=None):
-    """The model's output on one window: `[CLS] first [SEP] (second [SEP])`."""
-    segments = [tf.ragged.constant([first], tf.int32)] + (
-        [] if second is None else [tf.ragged.constant([second], tf.int32)]
-    )
-    return model(BertPacker(SEQ, vocab=vocab)(*segments), training=False).numpy()[0]
+def _windows_logits(model, vocab, windows):
+    """The model's output on each window `(first,)` or `(first, second)`: `[CLS] first [SEP] (second [SEP])`, one
+    row per window, each packed on its own to SEQ tokens (one model call for all of them: rows do not interact)."""
+    segments = [
+        tf.ragged.constant([window[i] for window in windows], tf.int32, ragged_rank=1) for i in range(len(windows[0]))
+    ]
+    return model(BertPacker(SEQ, vocab=vocab)(*segments), training=False).numpy()
 
 
 def _reference_logits(model, vocab, texts, texts_b, pooling):
     """Per text (pair): its windows' logits (of a pair: text_a cut at (SEQ - 3) // 2, text_b windowed), pooled."""
-    pooled = []
+    rows, windows = [], []
     for i, ids in enumerate(_ids(vocab, texts)):
         first = ids if texts_b is None else ids[: (SEQ - 3) // 2]
         windowed = ids if texts_b is None else _ids(vocab, texts_b)[i]
         room = SEQ - 2 if texts_b is None else SEQ - 3 - len(first)
-        logits = [
-            _window_logits(model, vocab, *((windowed[s : s + n],) if texts_b is None else (first, windowed[s : s + n])))
-            for s, n in _reference_windows(len(windowed), room, STRIDE)
-        ]
-        pooled.append(np.mean(logits, axis=0) if pooling == "mean" else np.max(logits, axis=0))
-    return np.array(pooled)
+        for s, n in _reference_windows(len(windowed), room, STRIDE):
+            rows.append(i)
+            windows.append((windowed[s : s + n],) if texts_b is None else (first, windowed[s : s + n]))
+    logits, rows = _windows_logits(model, vocab, windows), np.array(rows)
+    pool = np.mean if pooling == "mean" else np.max
+    return np.array([pool(logits[rows == i], axis=0) for i in range(len(texts))])
 
 
 # Saved and audited (tf-serving) once per signature layout; the other settings through the module's own function.
@@ -116,7 +117,8 @@ def test_tagger_labels_each_word_from_its_max_context_window(encoder, vocab, tmp
     for row, text in enumerate(texts):
         ids, starts = tokens.ids[row].numpy().tolist(), tokens.starts[row].numpy()
         windows = _reference_windows(len(ids), SEQ - 2, STRIDE)
-        labels = [_window_logits(model, vocab, ids[s : s + n]).argmax(-1)[1 : 1 + n] for s, n in windows]
+        logits = _windows_logits(model, vocab, [(ids[s : s + n],) for s, n in windows])
+        labels = [window.argmax(-1)[1 : 1 + n] for window, (_, n) in zip(logits, windows)]
         token_label = [
             next(
                 labels[w][p - s]
