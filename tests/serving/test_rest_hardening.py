@@ -1,11 +1,11 @@
 """The gRPC hardening tests' REST counterparts, against real servers: limits, oversize and slow bodies, stalled and
-surplus connections, shedding, deadlines, cancellation, TLS and SIGTERM."""
+surplus connections, shedding, deadlines, cancellation and SIGTERM (REST over TLS and the non-loopback warning:
+test_tls).
+
+The tests that leave their server as they found it share one (`limited`: every limit they test at once); those that
+need a read timeout, a batch timeout or a SIGTERM of their own start their own."""
 
 import concurrent.futures
-import shutil
-import ssl
-import subprocess
-import sys
 import threading
 import time
 
@@ -14,12 +14,36 @@ import pytest
 import tensorflow as tf
 
 from tests.serving import http
-from tests.serving.server_process import REPO_ROOT
+from tests.serving.server_process import ServerProcess
 from tests.serving.stubs import predict_request, prediction_stub
 from tests.serving.test_limits import LIMITS
-from tests.serving.test_tls import NO_TLS_WARNING, certificate  # noqa: F401 - a fixture
 
 PREDICT = "/v1/models/toy:predict"
+MAX_CONNECTIONS = 4
+
+
+@pytest.fixture(scope="module")
+def limited(toy_v1):
+    """A server with small request limits, a 1 MiB body limit, 4 REST connections and 2 request slots: the tests
+    that use it each leave it as they found it (connections closed, slots free)."""
+    flags = ("--rest_api_max_body_mb", "1", "--rest_api_max_connections", str(MAX_CONNECTIONS))
+    server = ServerProcess(toy_v1, *LIMITS, *flags, "--max_concurrent_requests", "2")
+    try:
+        yield server.wait_ready()
+    finally:
+        server.kill()
+
+
+def lines_from_now(server, timeout=30):
+    """The index of the server's next log line, once the lines of every call answered so far have come through
+    (they are logged before the answer goes out, so a status call's own access line comes after them)."""
+    count = len(server.access_lines("GetModelStatus"))
+    assert http.get(server.url + "/v1/models/toy")[0] == 200
+    deadline = time.monotonic() + timeout
+    while len(server.access_lines("GetModelStatus")) == count:
+        assert time.monotonic() < deadline, "the status call's access line never came"
+        threading.Event().wait(0.01)
+    return len(server.lines)
 
 
 def request_head(port, length, path=PREDICT, extra=""):
@@ -38,15 +62,14 @@ def request_head(port, length, path=PREDICT, extra=""):
         ({"signature_name": "classify", "examples": [{"text": "a"}] * 5}, "--max_request_examples"),
     ],
 )
-def test_requests_over_the_limits_are_429_naming_the_flag(toy_v1, start_server, body, flag):
-    server = start_server(toy_v1, *LIMITS)
+def test_requests_over_the_limits_are_429_naming_the_flag(limited, body, flag):
     api = "classify" if "examples" in body else "predict"
-    status, _, answer = http.post(f"{server.url}/v1/models/toy:{api}", body)
+    status, _, answer = http.post(f"{limited.url}/v1/models/toy:{api}", body)
     assert status == 429 and f"({flag})" in answer["error"], answer
 
 
-def test_an_oversize_body_is_413_before_it_is_sent_and_the_server_keeps_serving(toy_v1, start_server):
-    server = start_server(toy_v1, "--rest_api_max_body_mb", "1")
+def test_an_oversize_body_is_413_before_it_is_sent_and_the_server_keeps_serving(limited):
+    server, start = limited, lines_from_now(limited)
     with http.raw_connection(server.rest_port, timeout=30) as sock:  # declares 2 MiB, sends none of it
         sock.sendall(request_head(server.rest_port, 2 * 1024 * 1024))
         answer = http.read_response(sock)
@@ -57,7 +80,7 @@ def test_an_oversize_body_is_413_before_it_is_sent_and_the_server_keeps_serving(
         sock.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(chunked), chunked))
         assert http.read_response(sock).startswith(b"HTTP/1.1 413 ")
     assert http.post(server.url + PREDICT, {"instances": ["fine"]})[0] == 200
-    assert server.log().count("status=RESOURCE_EXHAUSTED") == 2
+    assert "".join(server.lines[start:]).count("status=RESOURCE_EXHAUSTED") == 2
 
 
 def test_a_slow_body_is_408_and_slow_headers_are_cut_off(toy_v1, start_server):
@@ -93,9 +116,9 @@ def test_48_stalled_connections_do_not_block_a_normal_request(toy_server):
             sock.close()
 
 
-def test_connections_over_the_limit_get_503_and_are_closed(toy_v1, start_server):
-    server = start_server(toy_v1, "--rest_api_max_connections", "4")
-    idle = [http.raw_connection(server.rest_port) for _ in range(4)]
+def test_connections_over_the_limit_get_503_and_are_closed(limited):
+    server = limited
+    idle = [http.raw_connection(server.rest_port) for _ in range(MAX_CONNECTIONS)]
     try:
         deadline = time.monotonic() + 30
         while True:  # the server counts a connection once it has accepted it
@@ -111,10 +134,10 @@ def test_connections_over_the_limit_get_503_and_are_closed(toy_v1, start_server)
         assert time.monotonic() < deadline, "the closed connections were never given back"
 
 
-def test_rest_calls_share_the_grpc_admission_slots_and_are_shed_with_503(toy_v1, start_server, tmp_path):
-    server = start_server(toy_v1, "--max_concurrent_requests", "2")
+def test_rest_calls_share_the_grpc_admission_slots_and_are_shed_with_503(limited, tmp_path_factory):
+    server = limited
     stub = prediction_stub(server.address)
-    markers = [tmp_path / f"inside-{index}" for index in range(2)]
+    markers = [tmp_path_factory.mktemp("m") / f"in-{index}" for index in range(2)]  # short: --max_string_bytes 100
     held = [
         stub.Predict.future(predict_request({"text": ["3.0", str(marker)]}, signature="slow"), timeout=60)
         for marker in markers
@@ -159,49 +182,14 @@ def test_a_client_that_disconnects_cancels_its_call(toy_v1, start_server, tmp_pa
         wait_for_metric(server, "kbl_serving_calls_in_flight 1.0")  # admitted, waiting 3 s for its batch
     server.wait_for_log("status=CANCELLED")
     server.wait_for_log("Predict dropped before the model ran: its caller is gone (CANCELLED)")
-    assert http.post(server.url + PREDICT, {"instances": ["next"]})[0] == 200
+    # 8 examples fill a batch: it runs at once, through the batcher the dropped call went through.
+    assert http.post(server.url + PREDICT, {"instances": ["next"] * 8})[0] == 200
 
 
 def wait_for_metric(server, line, timeout=30):
     deadline = time.monotonic() + timeout
     while line not in http.get(f"{server.url}/monitoring/prometheus/metrics")[2]:
         assert time.monotonic() < deadline, f"{line!r} never appeared in the metrics"
-
-
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
-def test_rest_over_tls_answers_https_only(toy_v1, start_server, certificate):  # noqa: F811 - the fixture
-    cert, key = certificate
-    server = start_server(toy_v1, "--ssl_cert", str(cert), "--ssl_key", str(key))
-    context = ssl.create_default_context(cafile=str(cert))
-    status, _, answer = http.post(server.url + PREDICT, {"instances": ["over tls"]}, context=context)
-    assert server.url.startswith("https://") and status == 200 and answer["predictions"][0]["length"] == 8
-    with pytest.raises(OSError):  # plain HTTP on the TLS port: the handshake fails, nothing is answered
-        http.post(f"http://127.0.0.1:{server.rest_port}{PREDICT}", {"instances": ["in clear"]}, timeout=10)
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "keras_bert_lite.serving.client_cli",
-            "--model_name",
-            "toy",
-            "--server",
-            server.url,
-            "--ssl_ca",
-            str(cert),
-        ],
-        input="hello\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO_ROOT,
-        env={"PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2", "PATH": ""},
-    )
-    assert result.returncode == 0 and '"length": 5' in result.stdout, result.stderr
-
-
-def test_binding_every_interface_without_tls_warns_for_rest_too(toy_v1, start_server):
-    server = start_server(toy_v1, "--host", "0.0.0.0")
-    assert f"Serving REST on 0.0.0.0:0 {NO_TLS_WARNING}" in server.log()
 
 
 def test_sigterm_finishes_rest_calls_in_flight_then_refuses_connections(toy_v1, start_server, tmp_path):
