@@ -18,39 +18,29 @@ from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.runners.flags import build_parser
 from keras_bert_lite.runners.glue import GlueJob, main, parse_args, run
 from keras_bert_lite.training.non_finite import NonFiniteLossError
-from tests.finetune.conftest import common_flags
+from tests.finetune.conftest import review_flags
 from tests.finetune.test_custom import reviews, write_csv
 from tests.sigint import interrupt_when
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@pytest.fixture
-def flags(tiny_init, tmp_path):
-    """kbl-glue flags for 3 epochs of 48 batches on keyword reviews, into `tmp_path/<name>` (dropout on)."""
-    train = write_csv(tmp_path / "train.csv", reviews(384, 0))
-    dev = write_csv(tmp_path / "dev.csv", reviews(24, 1))
+def review_run_flags(init, directory):
+    """kbl-glue flags for 3 epochs of 48 batches on keyword reviews (written into `directory`), into
+    `directory/<name>` (dropout on)."""
+    train = write_csv(directory / "train.csv", reviews(384, 0))
+    dev = write_csv(directory / "dev.csv", reviews(24, 1))
 
     def make(name, *extra):
-        return common_flags(
-            tiny_init,
-            tmp_path / name,
-            "--train_file",
-            train,
-            "--dev_file",
-            dev,
-            "--text_a",
-            "review",
-            "--label",
-            "stars",
-            "--epochs",
-            "3",
-            "--learning_rate",
-            "1e-3",
-            *extra,
-        )
+        return review_flags(init, directory / name, train, dev, *extra, epochs=3, learning_rate=1e-3)
 
     return make
+
+
+@pytest.fixture
+def flags(tiny_init, tmp_path):
+    """`review_run_flags` in the test's own `tmp_path`."""
+    return review_run_flags(tiny_init, tmp_path)
 
 
 def glue(args, **kwargs):
@@ -104,24 +94,38 @@ def test_killed_mid_epoch_and_resumed_equals_uninterrupted(flags, tmp_path, long
         assert (tmp_path / "reference" / name).read_text() == (tmp_path / "resumed" / name).read_text()
 
 
-def test_a_finished_run_run_again_only_rewrites_its_files(flags, tmp_path):
-    first = run(parse_args(flags("run", "--epochs", "1")))
-    (tmp_path / "run" / "dev_predictions.tsv").unlink()
-    again = run(parse_args(flags("run", "--epochs", "1", "--xla")))  # how it runs may change
-    assert again["per_seed"] == first["per_seed"]  # the same epochs: none trained again
-    assert (tmp_path / "run" / "dev_predictions.tsv").exists()
-    with pytest.raises(SettingsError, match="--learning_rate 0.001 then, 0.002 now"):
-        run(parse_args(flags("run", "--epochs", "1", "--learning_rate", "2e-3")))
-    train = tmp_path / "train.csv"
-    rows = train.read_text().splitlines(keepends=True)
-    train.write_text("".join(rows + rows[1:2]))  # the same path, another content
-    with pytest.raises(SettingsError, match=r"\(--train_file: train.csv changed\)"):
-        run(parse_args(flags("run", "--epochs", "1")))
-
-
-def test_more_epochs_continue_from_the_last_one(flags):
+@pytest.fixture(scope="module")
+def one_then_two_epochs(tiny_init, tmp_path_factory):
+    """A run of 1 epoch, then the same run with --epochs 2: (flags, run directory, first summary, second summary).
+    Tests may run it again; one that changes its files restores them."""
+    directory = tmp_path_factory.mktemp("one_then_two_epochs")
+    flags = review_run_flags(tiny_init, directory)
     first = run(parse_args(flags("run", "--epochs", "1")))
     more = run(parse_args(flags("run", "--epochs", "2")))
+    return flags, directory / "run", first, more
+
+
+def test_a_finished_run_run_again_only_rewrites_its_files(one_then_two_epochs):
+    flags, run_dir, _, finished = one_then_two_epochs  # a run of 2 epochs, done
+    (run_dir / "dev_predictions.tsv").unlink()
+    again = run(parse_args(flags("run", "--epochs", "2", "--xla")))  # how it runs may change
+    assert again["per_seed"] == finished["per_seed"]  # the same epochs: none trained again
+    assert (run_dir / "dev_predictions.tsv").exists()
+    with pytest.raises(SettingsError, match="--learning_rate 0.001 then, 0.002 now"):
+        run(parse_args(flags("run", "--epochs", "2", "--learning_rate", "2e-3")))
+    train = run_dir.parent / "train.csv"  # shared with the other tests of the run: restored below
+    original = train.read_bytes()  # bytes: the CSV's lines end in \r\n
+    rows = original.splitlines(keepends=True)
+    try:
+        train.write_bytes(b"".join(rows + rows[1:2]))  # the same path, another content
+        with pytest.raises(SettingsError, match=r"\(--train_file: train.csv changed\)"):
+            run(parse_args(flags("run", "--epochs", "2")))
+    finally:
+        train.write_bytes(original)
+
+
+def test_more_epochs_continue_from_the_last_one(one_then_two_epochs):
+    _, _, first, more = one_then_two_epochs
     assert more["per_seed"]["0"]["epochs"][0] == first["per_seed"]["0"]["epochs"][0]
     # Carried over from the first run's state, not measured again: epoch 1 was not trained again.
     assert more["per_seed"]["0"]["train_seconds_per_epoch"][0] == first["per_seed"]["0"]["train_seconds_per_epoch"][0]
@@ -141,11 +145,11 @@ def test_a_run_from_before_a_flag_existed_resumes_with_its_default(flags, tmp_pa
     assert len(run(parse_args(flags("run", "--epochs", "2")))["per_seed"]["0"]["epochs"]) == 2
 
 
-def test_fewer_epochs_than_done_are_refused(flags, tmp_path):
-    run(parse_args(flags("run", "--epochs", "2")))
+def test_fewer_epochs_than_done_are_refused(one_then_two_epochs):
+    flags, run_dir, _, _ = one_then_two_epochs  # a run that has done 2 epochs
     with pytest.raises(SettingsError, match=r"--epochs 1: the run in .*run has done 2 already\. Pass --epochs 2"):
         run(parse_args(flags("run", "--epochs", "1")))
-    assert json.loads((tmp_path / "run" / "flags.json").read_text())["epochs"] == 2  # not rewritten
+    assert json.loads((run_dir / "flags.json").read_text())["epochs"] == 2  # not rewritten
 
 
 def unknown_names(message):
