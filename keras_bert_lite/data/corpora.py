@@ -18,6 +18,7 @@ import csv
 import importlib.util
 import io
 import os
+import pydoc_data.topics
 import random
 import re
 
@@ -29,8 +30,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[])")
 
 def pydoc_documents(min_sentences: int = 2) -> list[list[str]]:
     """The Python docs as documents (lists of sentences)."""
-    import pydoc_data.topics
-
     documents = []
     for name in sorted(pydoc_data.topics.topics):
         lines = pydoc_data.topics.topics[name].splitlines()
