@@ -83,10 +83,11 @@ def test_command_line_prints_one_json_object_per_line(toy_server):
     assert sum(records[0]["probabilities"]) == pytest.approx(1)
 
 
-def test_command_line_reports_a_missing_server():
-    result = _run_cli(["--model_name", "toy", "--server", "127.0.0.1:1"], "hello\n")
-    assert result.returncode == 1
-    assert "no TF Serving server at 127.0.0.1:1" in result.stderr
+def test_command_line_reports_a_missing_server(tmp_path, capsys):
+    # In-process (export/client.py exits with main's return value: see the test above, run as a script).
+    (tmp_path / "texts.txt").write_text("hello\n")
+    assert main(["--model_name", "toy", "--server", "127.0.0.1:1", str(tmp_path / "texts.txt")]) == 1
+    assert "no TF Serving server at 127.0.0.1:1" in capsys.readouterr().err
 
 
 def test_command_line_keeps_every_non_blank_pair_line(toy_server, tmp_path, capsys):
