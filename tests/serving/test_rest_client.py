@@ -1,16 +1,14 @@
 """RestClient and `kbl-client --server http://...`: the same answers over REST as over gRPC, to the bit."""
 
-import os
 import socket
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from keras_bert_lite.serving import ServerUnavailableError, ServingClient, ServingClientError
+from keras_bert_lite.serving.client_cli import main
 from keras_bert_lite.serving.rest_client import RestClient
-from tests.serving.server_process import REPO_ROOT, ServerProcess
+from tests.serving.server_process import ServerProcess
 
 TEXTS = ["a great movie, I loved it", "two hours I will never get back", "naïve but fun 🎬"]
 
@@ -57,18 +55,12 @@ def test_rest_client_errors_carry_the_status_code(served):
         RestClient("clf", f"http://127.0.0.1:{port}", timeout=5).status()
 
 
-def test_kbl_client_prints_the_same_lines_over_rest_and_grpc(served):
+def test_kbl_client_prints_the_same_lines_over_rest_and_grpc(served, tmp_path, capsys):
+    # In-process: kbl-client's entry point itself is run by test_cli_output and test_client.
+    path = tmp_path / "texts.txt"
+    path.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
     lines = {}
     for server in (served.address, served.url):
-        result = subprocess.run(
-            [sys.executable, "-m", "keras_bert_lite.serving.client_cli", "--model_name", "clf", "--server", server],
-            input="\n".join(TEXTS) + "\n",
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=REPO_ROOT,
-            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "2"},
-        )
-        assert result.returncode == 0, result.stderr
-        lines[server] = result.stdout.splitlines()
+        assert main(["--model_name", "clf", "--server", server, str(path)]) == 0
+        lines[server] = capsys.readouterr().out.splitlines()
     assert len(lines[served.url]) == len(TEXTS) and lines[served.url] == lines[served.address]
