@@ -6,6 +6,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from keras_bert_lite.serving import flags
 from tests.serving import http
+from tests.serving.server_process import ServerProcess
 from tests.serving.stubs import predict_request, prediction_stub, rpc_error
 
 METRICS = "/monitoring/prometheus/metrics"
@@ -77,10 +78,22 @@ def test_request_counts_are_exactly_the_calls_sent_by_status(toy_v1, start_serve
     assert scraped[("kbl_serving_calls_in_flight", ())] == 0
 
 
-def test_tf_servings_counter_name_has_no_total_suffix(toy_v1, start_server, monitoring):
-    server = start_server(toy_v1, "--monitoring_config_file", str(monitoring))
+@pytest.fixture(scope="module")
+def custom_path_server(toy_v1, tmp_path_factory):
+    """A server with metrics at /metrics; only test_tf_servings_counter_name_has_no_total_suffix calls its APIs."""
+    config = tmp_path_factory.mktemp("monitoring") / "custom.config"
+    config.write_text('prometheus_config { enable: true path: "/metrics" }')
+    server = ServerProcess(toy_v1, "--monitoring_config_file", str(config))
+    try:
+        yield server.wait_ready()
+    finally:
+        server.kill()
+
+
+def test_tf_servings_counter_name_has_no_total_suffix(custom_path_server):
+    server = custom_path_server
     http.get(server.url + "/v1/models/toy")
-    text = http.get(server.url + METRICS)[2]
+    text = http.get(server.url + "/metrics")[2]
     assert (
         '\n:tensorflow:serving:request_count{API="GetModelStatus",entrypoint="REST",model_name="toy",status="OK",'
         'version="-"} 1.0\n'
@@ -88,12 +101,10 @@ def test_tf_servings_counter_name_has_no_total_suffix(toy_v1, start_server, moni
     assert "_total{" not in text.split("process_")[0] and "_created" not in text
 
 
-def test_metrics_are_served_only_where_the_config_says(toy_v1, start_server, tmp_path):
-    plain = start_server(toy_v1)
-    assert http.get(plain.url + METRICS)[0] == 404  # no config: no metrics (TF Serving's default)
-    config = tmp_path / "custom.config"
-    config.write_text('prometheus_config { enable: true path: "/metrics" }')
-    custom = start_server(toy_v1, "--monitoring_config_file", str(config))
+def test_metrics_are_served_only_where_the_config_says(toy_server, custom_path_server):
+    assert "--monitoring_config_file" not in toy_server.process.args
+    assert http.get(toy_server.url + METRICS)[0] == 404  # no config: no metrics (TF Serving's default)
+    custom = custom_path_server
     assert ":tensorflow:serving:request_count" in http.get(custom.url + "/metrics")[2]
     assert http.get(custom.url + METRICS)[0] == 404
     assert "metrics at /metrics" in custom.log()
