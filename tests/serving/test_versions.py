@@ -2,17 +2,20 @@
 that fails to load is skipped, then retried: a version copied non-atomically is served once complete."""
 
 import pathlib
+import re
 import shutil
 import threading
 import time
 
 import keras
+import pytest
 
 import keras_bert_lite as kbl
 from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.export.exporter import export_saved_model
 from keras_bert_lite.serving import ServingClient
 from keras_bert_lite.text import Vocab
+from tests.serving.server_process import ServerProcess
 from tests.serving.toy_models import ToyModel, export_version, tf_text_tokenizer_model
 
 
@@ -88,16 +91,31 @@ def test_new_version_is_served_under_load_without_failed_requests(tmp_path, star
         ]
 
 
-def test_version_that_fails_to_load_is_reported_and_the_previous_one_kept(tmp_path, start_server):
-    # Without tensorflow_text, a model using its ops cannot load (as in a portable runtime); a core-ops model can.
-    export_version(ToyModel("v1"), tmp_path, 1)
-    server = start_server(tmp_path, "--poll_seconds", "0.2", "--no_tf_text")
-    tokenizer, signatures = tf_text_tokenizer_model()
-    export_version(tokenizer, tmp_path, 2, signatures)
-    server.wait_for_log("Loading servable: {name: toy version: 2} failed")
-    assert "Op type not registered" in server.log()
+@pytest.fixture(scope="module")
+def watched(tmp_path_factory):
+    """(a server, the directory of its models' base paths): models "broken" and "copied", each with version 1 of
+    the toy model, polled every 0.2 s, without tensorflow_text; each test below adds version 2 to its own model."""
+    root = tmp_path_factory.mktemp("versions")
+    configs = ""
+    for name in ("broken", "copied"):
+        export_version(ToyModel("v1"), root / name, 1)
+        configs += f'  config {{ name: "{name}" base_path: "{root / name}" model_platform: "tensorflow" }}\n'
+    (root / "models.config").write_text("model_config_list {\n" + configs + "}\n")
+    server = ServerProcess(None, "--poll_seconds", "0.2", "--no_tf_text", config_file=root / "models.config")
+    try:
+        yield server.wait_ready(), root
+    finally:
+        server.kill()
 
-    with ServingClient("toy", server.address) as client:
+
+def test_version_that_fails_to_load_is_reported_and_the_previous_one_kept(watched):
+    # Without tensorflow_text, a model using its ops cannot load (as in a portable runtime); a core-ops model can.
+    server, root = watched
+    tokenizer, signatures = tf_text_tokenizer_model()
+    export_version(tokenizer, root / "broken", 2, signatures)
+    wait_for_failure(server, "broken", "Op type not registered")
+
+    with ServingClient("broken", server.address) as client:
         assert client.predict(["abc"])["tag"].tolist() == [b"v1"]
         v2, v1 = client.status()
         assert v1 == {"version": 1, "state": "AVAILABLE", "error_code": "OK", "error_message": ""}
@@ -106,23 +124,34 @@ def test_version_that_fails_to_load_is_reported_and_the_previous_one_kept(tmp_pa
         assert "python -m keras_bert_lite.export.audit" in v2["error_message"]
 
 
-def test_version_copied_non_atomically_is_served_once_complete(tmp_path, start_server):
+def test_version_copied_non_atomically_is_served_once_complete(watched, tmp_path):
     # `cp -r` / rsync land saved_model.pb before variables/: the first load fails, the complete copy is served.
-    base, source = tmp_path / "models", tmp_path / "source"
-    export_version(ToyModel("v1"), base, 1)
-    complete = pathlib.Path(export_version(ToyModel("v2"), source, 2))
-    server = start_server(base, "--poll_seconds", "0.2")
-    partial = base / "2"
+    server, root = watched
+    complete = pathlib.Path(export_version(ToyModel("v2"), tmp_path / "source", 2))
+    partial = root / "copied" / "2"
     partial.mkdir()
     for entry in complete.iterdir():
         if entry.name != "variables":
             shutil.copytree(entry, partial / entry.name) if entry.is_dir() else shutil.copy(entry, partial)
-    server.wait_for_log("Loading servable: {name: toy version: 2} failed")
-    assert "retrying in 0.2 s, or as soon as its files change" in server.log()
+    wait_for_failure(server, "copied", "retrying in 0.2 s, or as soon as its files change")
     copied = time.monotonic()
     shutil.copytree(complete / "variables", partial / "variables")
-    server.wait_for_log("Successfully loaded servable version {name: toy version: 2}")
+    server.wait_for_log("Successfully loaded servable version {name: copied version: 2}")
     print(f"served {time.monotonic() - copied:.2f} s after the copy completed (polling every 0.2 s)")
-    with ServingClient("toy", server.address) as client:
+    with ServingClient("copied", server.address) as client:
         assert client.predict(["abc"])["tag"].tolist() == [b"v2"]
         assert client.status()[0] == {"version": 2, "state": "AVAILABLE", "error_code": "OK", "error_message": ""}
+
+
+def wait_for_failure(server, name, text, timeout=60):
+    """Waits for the log record (lines up to the next timestamped one) saying that version 2 of model `name`
+    failed to load, and holding `text`: the other model's records do not count."""
+    record = re.compile(
+        re.escape(f"Loading servable: {{name: {name} version: 2}} failed")
+        + r"(?:(?!\n\d{4}-\d\d-\d\d )[\s\S])*?"
+        + re.escape(text)
+    )
+    deadline = time.monotonic() + timeout
+    while not record.search(server.log()):
+        assert time.monotonic() < deadline, f"no failed load of {name} version 2 with {text!r}:\n{server.log()}"
+        threading.Event().wait(0.05)
