@@ -71,7 +71,7 @@ class Settings:
 
 
 FULL = Settings(train_reviews=4000, pretrain_steps=3000, pretrain_log_every=300, tiny_epochs=6)
-FAST = Settings(train_reviews=1024, pretrain_steps=500, pretrain_log_every=50, tiny_epochs=4, minilm_epochs=1)
+FAST = Settings(train_reviews=1024, pretrain_steps=500, pretrain_log_every=50, tiny_epochs=3, minilm_epochs=1)
 
 STAGES = 6
 
