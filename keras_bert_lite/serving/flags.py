@@ -55,7 +55,7 @@ def build_parser():
     add_model_config_flags(parser)
     parser.add_argument(
         "--port",
-        type=_checked(int, lambda number: 0 <= number <= MAX_PORT, f"in 0..{MAX_PORT}"),
+        type=_port(),
         default=8500,
         help="gRPC port; 0 picks a free one (default 8500)",
     )
@@ -69,7 +69,7 @@ def build_parser():
     parser.add_argument("--ssl_key", help="PEM private key of --ssl_cert")
     parser.add_argument(
         limits.MESSAGE_FLAG,
-        type=_checked(int, lambda number: 0 < number <= MAX_MESSAGE_MB, f"in 1..{MAX_MESSAGE_MB}"),
+        type=_message_mb(),
         default=64,
         help=f"largest request/response message in MiB, at most {MAX_MESSAGE_MB} (default 64)",
     )
@@ -215,7 +215,7 @@ def add_rest_flags(parser):
     )
     parser.add_argument(
         rest_server.BODY_FLAG,
-        type=_checked(int, lambda number: 0 < number <= MAX_MESSAGE_MB, f"in 1..{MAX_MESSAGE_MB}"),
+        type=_message_mb(),
         default=DEFAULT_REST_MAX_BODY_MB,
         help="largest REST request body in MiB; a larger one is "
         f"refused (413) before it is read (default {DEFAULT_REST_MAX_BODY_MB})",
@@ -286,6 +286,11 @@ def _boolean(value):
 
 def _port():
     return _checked(int, lambda number: 0 <= number <= MAX_PORT, f"in 0..{MAX_PORT}")
+
+
+def _message_mb():
+    """A message or body size in MiB: one that gRPC's int32 byte sizes hold."""
+    return _checked(int, lambda number: 0 < number <= MAX_MESSAGE_MB, f"in 1..{MAX_MESSAGE_MB}")
 
 
 def _positive(kind):
