@@ -28,6 +28,22 @@ from keras_bert_lite.data.corpora import MOVIE_REVIEWS_FILE, write_review_split 
 from keras_bert_lite.utils.files import atomic_write_text  # noqa: E402
 
 
+def shared_flags(args, seed) -> list:
+    """The hyperparameters both sides are given, with the same flag names."""
+    return [
+        "--seed",
+        str(seed),
+        "--epochs",
+        str(args.epochs),
+        "--batch_size",
+        str(args.batch_size),
+        "--learning_rate",
+        str(args.learning_rate),
+        "--seq_length",
+        str(args.seq_length),
+    ]
+
+
 def run_ours(args, train, dev, seed, work) -> dict:
     model_dir = os.path.join(work, f"ours_seed_{seed}")
     command = [
@@ -41,16 +57,7 @@ def run_ours(args, train, dev, seed, work) -> dict:
         args.init,
         "--model_dir",
         model_dir,
-        "--seed",
-        str(seed),
-        "--epochs",
-        str(args.epochs),
-        "--batch_size",
-        str(args.batch_size),
-        "--learning_rate",
-        str(args.learning_rate),
-        "--seq_length",
-        str(args.seq_length),
+        *shared_flags(args, seed),
         "--quiet",
     ]
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CPP_MIN_LOG_LEVEL="2")
@@ -80,16 +87,7 @@ def run_hf(args, train, dev, seed) -> dict:
         train,
         "--dev_file",
         dev,
-        "--seed",
-        str(seed),
-        "--epochs",
-        str(args.epochs),
-        "--batch_size",
-        str(args.batch_size),
-        "--learning_rate",
-        str(args.learning_rate),
-        "--seq_length",
-        str(args.seq_length),
+        *shared_flags(args, seed),
     ]
     start = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
