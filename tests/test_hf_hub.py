@@ -196,31 +196,14 @@ def test_init_by_name_finds_the_vocab_and_its_casing(offline_cache, tmp_path):
 
 def test_kbl_glue_init_by_name(offline_cache, tmp_path):
     from keras_bert_lite.runners.glue import parse_args, run
-    from tests.finetune.conftest import common_flags
+    from tests.finetune.conftest import review_flags
     from tests.finetune.test_custom import reviews, write_csv
 
     write_snapshot(offline_cache, TINY, tiny_files(tmp_path, lower_case=False), commit_hash("one"))
     train = write_csv(tmp_path / "train.csv", reviews(16, 0))
     dev = write_csv(tmp_path / "dev.csv", reviews(8, 1))
     out = tmp_path / "run"
-    run(
-        parse_args(
-            common_flags(
-                TINY,
-                out,
-                "--train_file",
-                train,
-                "--dev_file",
-                dev,
-                "--text_a",
-                "review",
-                "--label",
-                "stars",
-                "--seq_length",
-                "16",
-            )
-        )
-    )
+    run(parse_args(review_flags(TINY, out, train, dev, seq_length=16)))
     assert json.loads((out / "task.json").read_text())["lower_case"] is False
     assert (out / "vocab.txt").read_text() == tiny_vocab_text()
 

@@ -14,7 +14,7 @@ import tensorflow_text  # noqa: F401  (the tf-serving export's tokenizer ops)
 
 from keras_bert_lite.runners import export, glue, ner
 from keras_bert_lite.runners.demo import TINY_IMDB
-from tests.finetune.conftest import common_flags, read_tsv
+from tests.finetune.conftest import common_flags, read_tsv, review_flags
 from tests.finetune.test_custom import write_csv
 
 FILLER = (
@@ -65,25 +65,7 @@ def reviews(tmp_path_factory):
         logging.getLogger("keras_bert_lite").addHandler(handler)
         try:
             summary = glue.run(
-                glue.parse_args(
-                    common_flags(
-                        TINY_IMDB,
-                        out,
-                        "--train_file",
-                        train,
-                        "--dev_file",
-                        dev,
-                        "--text_a",
-                        "review",
-                        "--label",
-                        "stars",
-                        "--epochs",
-                        "3",
-                        "--learning_rate",
-                        "5e-4",
-                        *flags,
-                    )
-                )
+                glue.parse_args(review_flags(TINY_IMDB, out, train, dev, "--learning_rate", "5e-4", *flags, epochs=3))
             )
         finally:
             logging.getLogger("keras_bert_lite").removeHandler(handler)

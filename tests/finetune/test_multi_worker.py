@@ -12,7 +12,7 @@ import pytest
 
 from keras_bert_lite import BertConfig, build_encoder
 from keras_bert_lite.utils.files import atomic_save_model
-from tests.finetune.conftest import common_flags
+from tests.finetune.conftest import review_flags
 from tests.finetune.test_custom import reviews, write_csv
 from tests.training.test_pretrain import _free_ports
 
@@ -58,24 +58,8 @@ def test_two_workers_equal_one_process(no_dropout_init, tmp_path, long_texts):
     dev = write_csv(tmp_path / "dev.csv", reviews(16, 1))
 
     def args(name, strategy):
-        return common_flags(
-            no_dropout_init,
-            tmp_path / name,
-            "--train_file",
-            train,
-            "--dev_file",
-            dev,
-            "--text_a",
-            "review",
-            "--label",
-            "stars",
-            "--epochs",
-            "2",
-            "--learning_rate",
-            "1e-3",
-            "--strategy",
-            strategy,
-            *long_texts,
+        return review_flags(
+            no_dropout_init, tmp_path / name, train, dev, *long_texts, epochs=2, learning_rate="1e-3", strategy=strategy
         )
 
     single = subprocess.run(glue_command(args("single", "cpu")), capture_output=True, text=True, timeout=600)
