@@ -56,7 +56,7 @@ from keras_bert_lite.artifacts import (
 from keras_bert_lite.data.long_texts import window_segments
 from keras_bert_lite.export.input_checks import checked_encoder_inputs
 from keras_bert_lite.export.serving_checks import check_spec, check_task_type
-from keras_bert_lite.export.signature_keys import TASK_SIGNATURES
+from keras_bert_lite.export.signature_keys import signature_keys
 from keras_bert_lite.models.embedder import EMBEDDINGS
 from keras_bert_lite.models.encoder import INPUT_NAMES
 from keras_bert_lite.models.inference import by_length_slices
@@ -134,12 +134,12 @@ class ServingModule(tf.Module):
             ),
             input_signature=[tf.TensorSpec([None, None], tf.int32, name=n) for n in INPUT_NAMES],
         )
-        signatures = {
-            "serving_default": serve.get_concrete_function(),
-            "preprocess": preprocess.get_concrete_function(),
-            "encode": encode.get_concrete_function(),
-        }
-        own = {  # classify parses tf.Examples, then calls serving_default's function
+        signatures = {}
+        concrete = {  # traced for the keys of `signature_keys` (those warm-up requests are written for), in order
+            "serving_default": serve.get_concrete_function,
+            "preprocess": preprocess.get_concrete_function,
+            "encode": encode.get_concrete_function,
+            # classify parses tf.Examples, then calls serving_default's function
             "classify": lambda: function(
                 lambda inputs: self._classify(inputs, serve),
                 input_signature=[tf.TensorSpec([None], tf.string, name="inputs")],
@@ -147,7 +147,8 @@ class ServingModule(tf.Module):
             "embed": lambda: signatures["serving_default"],
             "fill_mask": lambda: signatures["serving_default"],
         }
-        signatures.update({key: own[key]() for key in TASK_SIGNATURES.get(self.spec.task_type, ())})
+        for key in signature_keys(self.spec.task_type):
+            signatures[key] = concrete[key]()
         return signatures
 
     # ------------------------------------------------------------------ pieces
