@@ -89,6 +89,27 @@ def pair_flags(config, vocab, model_dir, train, dev, *extra):
     ]
 
 
+def tiny_pair_flags(vocab, model_dir, train, dev, *extra):
+    """kbl-pairs flags for a run refused before training: --preset tiny, the anchor/positive columns."""
+    return [
+        "--preset",
+        "tiny",
+        "--vocab",
+        vocab,
+        "--model_dir",
+        str(model_dir),
+        "--train_file",
+        train,
+        "--dev_file",
+        dev,
+        "--anchor",
+        "text",
+        "--positive",
+        "paraphrase",
+        *extra,
+    ]
+
+
 def untrained_recall(config_path, vocab_path, train, dev):
     """Recall@1 of the embedder kbl-pairs starts from (a new encoder, mean pooling), before any step."""
     vocab, tokenizer = text_pipeline(vocab_path)
@@ -279,26 +300,7 @@ def test_a_bad_pair_file_is_one_error_line(uncased_vocab_path, tmp_path, name, c
     (tmp_path / name).write_text(content)
     good = write_rows(tmp_path / "good.csv", paraphrase_rows(8, 0))
     for train, dev in ((str(tmp_path / name), good), (good, str(tmp_path / name))):
-        message = error_line(
-            [
-                "--preset",
-                "tiny",
-                "--vocab",
-                uncased_vocab_path,
-                "--model_dir",
-                str(tmp_path / "run"),
-                "--train_file",
-                train,
-                "--dev_file",
-                dev,
-                "--anchor",
-                "text",
-                "--positive",
-                "paraphrase",
-                "--batch_size",
-                "4",
-            ]
-        )
+        message = error_line(tiny_pair_flags(uncased_vocab_path, tmp_path / "run", train, dev, "--batch_size", "4"))
         assert re.search(expected, message), message
         assert not (tmp_path / "run").exists()
 
@@ -309,26 +311,9 @@ def test_blank_pairs_are_skipped_with_skip_bad_rows_and_a_batch_larger_than_the_
     (tmp_path / "train.tsv").write_text("text\tparaphrase\na b\tc d\n\tc d\ne f\tg h\n")
     data = read_pairs(str(tmp_path / "train.tsv"), anchor="text", positive="paraphrase", skip_bad_rows=True)
     assert data.anchors == ["a b", "e f"] and data.ids == [0, 2] and data.lines == [2, 4]
+    train = str(tmp_path / "train.tsv")
     message = error_line(
-        [
-            "--preset",
-            "tiny",
-            "--vocab",
-            uncased_vocab_path,
-            "--model_dir",
-            str(tmp_path / "run"),
-            "--train_file",
-            str(tmp_path / "train.tsv"),
-            "--dev_file",
-            str(tmp_path / "train.tsv"),
-            "--anchor",
-            "text",
-            "--positive",
-            "paraphrase",
-            "--skip_bad_rows",
-            "--batch_size",
-            "3",
-        ]
+        tiny_pair_flags(uncased_vocab_path, tmp_path / "run", train, train, "--skip_bad_rows", "--batch_size", "3")
     )
     assert message == (
         f"error: --batch_size 3: {tmp_path / 'train.tsv'} has 2 pairs, fewer than one batch; pass a "
