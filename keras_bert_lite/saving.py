@@ -8,9 +8,8 @@ which `keras.saving.load_model` reads our files too.
 
 import keras
 
-from keras_bert_lite import layers, models  # noqa: F401  (their classes register with Keras on import)
+from keras_bert_lite import layers, models, training  # noqa: F401  (their classes register with Keras on import)
 from keras_bert_lite.checkpoints import load
-from keras_bert_lite.training import bert_adamw, bert_lamb, schedules  # noqa: F401  (the optimizers and schedule, too)
 
 
 def load_model(path: str, **kwargs) -> keras.Model:

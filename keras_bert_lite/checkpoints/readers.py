@@ -17,7 +17,7 @@ import tensorflow as tf
 from safetensors import SafetensorError
 from safetensors.numpy import load_file
 
-from keras_bert_lite import layers, models  # noqa: F401  (their classes register with Keras on import)
+from keras_bert_lite import layers, models, training  # noqa: F401  (their classes register with Keras on import)
 from keras_bert_lite.checkpoints.locate import locate, safetensors_files, tf1_indexes
 from keras_bert_lite.checkpoints.names import (
     HF_TASK_HEADS,
@@ -31,7 +31,6 @@ from keras_bert_lite.checkpoints.names import (
 )
 from keras_bert_lite.config import BertConfig
 from keras_bert_lite.hf_hub import resolve_model
-from keras_bert_lite.training import bert_adamw, bert_lamb, schedules  # noqa: F401  (the optimizers and schedule, too)
 from keras_bert_lite.utils.errors import InputFileError
 
 logger = logging.getLogger(__name__)
