@@ -11,6 +11,7 @@ from keras_bert_lite.runners.errors import SettingsError
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
 from keras_bert_lite.text.casing import inferred_casing, recorded_casing
 from keras_bert_lite.utils.errors import InputFileError
+from tests.finetune.conftest import common_flags
 from tests.finetune.test_custom import write_csv
 
 TEXTS = ["Python Lists are Mutable .", "the python list is mutable ."]
@@ -51,27 +52,7 @@ def test_a_cased_vocabulary_stays_cased_end_to_end(tmp_path, pydoc_corpus):
     rows = [{"text": t, "label": label} for t, label in zip(TEXTS * 4, ["a", "b"] * 4)]
     data = write_csv(tmp_path / "train.csv", rows)
     finetuned = str(tmp_path / "finetune")
-    glue.run(
-        glue.parse_args(
-            [
-                "--init",
-                pretrained,
-                "--train_file",
-                data,
-                "--dev_file",
-                data,
-                "--model_dir",
-                finetuned,
-                "--epochs",
-                "1",
-                "--batch_size",
-                "4",
-                "--seq_length",
-                "32",
-                "--quiet",
-            ]
-        )
-    )
+    glue.run(glue.parse_args(common_flags(pretrained, finetuned, train_file=data, dev_file=data, batch_size=4)))
     assert json.loads(open(f"{finetuned}/task.json").read())["lower_case"] is False
 
     served = tf.saved_model.load(
