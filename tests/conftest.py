@@ -27,12 +27,17 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: -slow_tests[item.path])
 
 
+def tiny_bert_config(vocab_size=120, **changes):
+    """L2 H32 A4 (intermediate 64, 64 positions) with `vocab_size` words, any field changed by `changes`: the tests'
+    tiny BERT, for fixtures that need their own (module-scoped, a real vocabulary's size, one layer)."""
+    fields = dict(hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64, max_position_embeddings=64)
+    return BertConfig(vocab_size=vocab_size, **(fields | changes))
+
+
 @pytest.fixture
 def tiny_config():
     """L2 H32 A4, vocab 120: small enough for any test, big enough to exercise every code path."""
-    return BertConfig(
-        vocab_size=120, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64, max_position_embeddings=64
-    )
+    return tiny_bert_config()
 
 
 @pytest.fixture

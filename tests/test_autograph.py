@@ -20,6 +20,7 @@ from keras_bert_lite.export.serving_module import ServingModule
 from keras_bert_lite.export.tf_hub_preprocessor import HubPreprocessor
 from keras_bert_lite.runners.pretrain import parse_args, run
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from tests.conftest import tiny_bert_config
 
 # The training loop itself needs autograph (a tf.range loop that breaks on a non-finite loss); the helpers it
 # calls directly are converted with it. Everything below the replica step is not.
@@ -79,16 +80,7 @@ def test_the_fine_tuning_batches(converted, vocab):
 
 
 def test_inference_and_the_export_signatures(converted, vocab):
-    encoder = kbl.build_encoder(
-        kbl.BertConfig(
-            vocab_size=len(vocab),
-            hidden_size=32,
-            num_layers=2,
-            num_heads=4,
-            intermediate_size=64,
-            max_position_embeddings=64,
-        )
-    )
+    encoder = kbl.build_encoder(tiny_bert_config(len(vocab)))
     ids = np.full((2, 8), vocab.cls_id, np.int32)
     out = kbl.inference_function(encoder, outputs="sequence_output")(
         {"input_word_ids": ids, "input_mask": np.ones_like(ids), "input_type_ids": np.zeros_like(ids)}
@@ -106,9 +98,7 @@ def test_inference_and_the_export_signatures(converted, vocab):
 
 def test_the_training_loop(converted, tmp_path, uncased_vocab_path, pydoc_corpus):
     config = str(tmp_path / "config.json")
-    kbl.BertConfig(
-        vocab_size=30522, hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64, max_position_embeddings=64
-    ).to_json(config)
+    tiny_bert_config(30522).to_json(config)
     history = run(
         parse_args(
             [

@@ -23,7 +23,7 @@ from keras_bert_lite.sentence_transformers_files import EmbeddingSettings, read_
 from keras_bert_lite.serving import ServingClient, ServingClientError
 from keras_bert_lite.serving.client_cli import main as client_main
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
-from tests.conftest import GOLDEN_DIR
+from tests.conftest import GOLDEN_DIR, tiny_bert_config
 from tests.serving.server_process import ServerProcess
 
 TEXTS = ["The quick brown fox jumps over the lazy dog.", "Naïve café in São Paulo — 東京!", "", "x " * 40, "short"]
@@ -123,15 +123,7 @@ def vocab(uncased_vocab_path):
 
 @pytest.fixture(scope="module")
 def tiny_embedder(vocab):
-    config = kbl.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_layers=2,
-        num_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    return kbl.build_embedder(config, pooling=("cls", "mean"), normalize=True)
+    return kbl.build_embedder(tiny_bert_config(len(vocab)), pooling=("cls", "mean"), normalize=True)
 
 
 def in_python(model, vocab, texts, seq_length):

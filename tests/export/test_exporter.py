@@ -18,6 +18,7 @@ from keras_bert_lite.export.exporter import ExportRefusedError, export_saved_mod
 from keras_bert_lite.export.serving_module import ServingModule
 from keras_bert_lite.runners import export as export_cli
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from tests.conftest import tiny_bert_config
 from tests.serving.server_process import ServerProcess
 
 TEXTS = [
@@ -46,15 +47,7 @@ def vocab(uncased_vocab_path):
 def trained_classifier(vocab):
     """A tiny classifier trained a few steps on real text (the labels need not be learnable here)."""
     keras.utils.set_random_seed(0)
-    config = kbl.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_layers=2,
-        num_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    model = kbl.build_classifier(config, num_classes=3)
+    model = kbl.build_classifier(tiny_bert_config(len(vocab)), num_classes=3)
     tokenizer, packer = BertTokenizer(vocab, lower_case=True), BertPacker(32, vocab=vocab)
     x = packer(tokenizer.tokenize(tf.constant(TEXTS * 8)))
     model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -181,16 +174,7 @@ def test_classifier_signatures(trained_classifier, classifier_export, vocab):
 
 @pytest.fixture(scope="module")
 def tiny_encoder(vocab):
-    return kbl.build_encoder(
-        kbl.BertConfig(
-            vocab_size=len(vocab),
-            hidden_size=32,
-            num_layers=2,
-            num_heads=4,
-            intermediate_size=64,
-            max_position_embeddings=64,
-        )
-    )
+    return kbl.build_encoder(tiny_bert_config(len(vocab)))
 
 
 def test_token_classifier_labels_whitespace_words_by_their_first_piece(tiny_encoder, vocab, tmp_path):
@@ -336,15 +320,7 @@ def test_exports_the_model_cannot_serve_are_refused_and_write_nothing(
 
 
 def test_text_pairs_for_a_model_with_one_segment_type_are_refused(vocab, tmp_path):
-    config = kbl.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_layers=1,
-        num_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=1,
-    )
+    config = tiny_bert_config(len(vocab), num_layers=1, type_vocab_size=1)
     spec = TaskSpec(
         "classification", lower_case=True, seq_length=32, labels=("neg", "pos"), text_fields=("text", "text_b")
     )

@@ -14,6 +14,7 @@ from keras_bert_lite.export.exporter import export_saved_model
 from keras_bert_lite.export.serving_module import ServingModule
 from keras_bert_lite.text import Vocab
 from keras_bert_lite.training.thresholds import threshold_logit
+from tests.conftest import tiny_bert_config
 from tests.export.test_exporter import TEXTS, in_python_logits
 
 LABELS = ("arts", "politics", "science", "sports")
@@ -32,15 +33,7 @@ def model(vocab):
     """A random tiny classifier with one output per label, its biases set so that on every text the second and
     fourth labels' probabilities exceed THRESHOLD (the second's not 0.5) and the others' do not."""
     keras.utils.set_random_seed(3)
-    config = kbl.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_layers=2,
-        num_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    model = kbl.build_classifier(config, num_classes=len(LABELS))
+    model = kbl.build_classifier(tiny_bert_config(len(vocab)), num_classes=len(LABELS))
     logits = in_python_logits(model, vocab, TEXTS).mean(axis=0)
     head = model.get_layer("logits").dense
     head.bias.assign(head.bias - logits + threshold_logit(THRESHOLD) + np.array([-2.0, 0.5, -0.5, 2.0]))

@@ -21,6 +21,7 @@ from keras_bert_lite.export.tf_hub import export_tf_hub
 from keras_bert_lite.export.tf_hub_layer import HubLayer
 from keras_bert_lite.runners import export as export_runner
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from tests.conftest import tiny_bert_config
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -42,16 +43,7 @@ def vocab(uncased_vocab_path):
 @pytest.fixture(scope="module")
 def encoder(vocab):
     keras.utils.set_random_seed(0)
-    return kbl.build_encoder(
-        kbl.BertConfig(
-            vocab_size=len(vocab),
-            hidden_size=32,
-            num_layers=2,
-            num_heads=4,
-            intermediate_size=64,
-            max_position_embeddings=128,
-        )
-    )
+    return kbl.build_encoder(tiny_bert_config(len(vocab), max_position_embeddings=128))
 
 
 @pytest.fixture(scope="module")

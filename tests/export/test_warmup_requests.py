@@ -16,6 +16,7 @@ from keras_bert_lite.serving.limits import RequestLimits
 from keras_bert_lite.serving.servable import load_servable
 from keras_bert_lite.serving.warmup import warm_up
 from keras_bert_lite.text import BertTokenizer, Vocab
+from tests.conftest import tiny_bert_config
 
 
 @pytest.fixture(scope="module")
@@ -23,16 +24,9 @@ def vocab(uncased_vocab_path):
     return Vocab.from_file(uncased_vocab_path)
 
 
-def tiny_config(vocab):
+def seeded_one_layer_config(vocab):
     keras.utils.set_random_seed(0)
-    return kbl.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_layers=1,
-        num_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
+    return tiny_bert_config(len(vocab), num_layers=1, num_heads=2)
 
 
 def records(path):
@@ -61,7 +55,7 @@ def records(path):
     ],
 )
 def test_every_text_in_signature_is_warmed_up_and_every_request_runs(vocab, tmp_path, task, build, expected):
-    path = export_saved_model(build(tiny_config(vocab)), task, vocab, str(tmp_path), target="portable")
+    path = export_saved_model(build(seeded_one_layer_config(vocab)), task, vocab, str(tmp_path), target="portable")
     found = records(path)
     assert {request.model_spec.signature_name: kind for kind, request in found} == expected
     assert len(found) == 3 * len(expected)  # short, long, a batch

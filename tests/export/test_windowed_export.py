@@ -12,6 +12,7 @@ from keras_bert_lite.artifacts import TaskSpec
 from keras_bert_lite.export.exporter import export_saved_model
 from keras_bert_lite.export.serving_module import ServingModule
 from keras_bert_lite.text import BertPacker, BertTokenizer, Vocab
+from tests.conftest import tiny_bert_config
 from tests.data.test_windows import _reference_is_max_context, _reference_windows
 
 SEQ, STRIDE = 16, 5
@@ -36,16 +37,7 @@ def vocab(uncased_vocab_path):
 
 @pytest.fixture(scope="module")
 def encoder(vocab):
-    return kbl.build_encoder(
-        kbl.BertConfig(
-            vocab_size=len(vocab),
-            hidden_size=32,
-            num_layers=2,
-            num_heads=4,
-            intermediate_size=64,
-            max_position_embeddings=64,
-        )
-    )
+    return kbl.build_encoder(tiny_bert_config(len(vocab)))
 
 
 def _ids(vocab, texts):
