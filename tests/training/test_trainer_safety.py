@@ -73,12 +73,6 @@ def trainer(model_dir, **kwargs):
     )
 
 
-def restored_step(model_dir, path):
-    t = trainer(model_dir)
-    tf.train.Checkpoint(step=t.step).read(path).expect_partial()
-    return int(t.step.numpy())
-
-
 @pytest.mark.parametrize("bad", ["loss", "gradient"])
 def test_non_finite_step_stops_the_run_and_keeps_the_finite_checkpoints(tmp_path, bad):
     run = trainer(tmp_path)
