@@ -7,38 +7,12 @@ import shutil
 import threading
 import time
 
-import keras
 import pytest
 
-import keras_bert_lite as kbl
-from keras_bert_lite.artifacts import TaskSpec
-from keras_bert_lite.export.exporter import export_saved_model
 from keras_bert_lite.serving import ServingClient
-from keras_bert_lite.text import Vocab
+from tests.serving.exports import export_tiny_classifier
 from tests.serving.server_process import ServerProcess
 from tests.serving.toy_models import ToyModel, export_version, tf_text_tokenizer_model
-
-
-def export_classifier(base_path, labels, vocab_path, seed):
-    """A tiny BERT classifier exported by the library's exporter; `labels` tell its versions apart."""
-    keras.utils.set_random_seed(seed)
-    vocab = Vocab.from_file(vocab_path)
-    config = kbl.BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        num_layers=1,
-        num_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-    )
-    model = kbl.build_classifier(config, num_classes=len(labels))
-    return export_saved_model(
-        model,
-        TaskSpec("classification", lower_case=True, seq_length=32, labels=labels),
-        vocab,
-        str(base_path),
-        target="portable",
-    )
 
 
 def wait_until(condition, seconds=120):
@@ -50,7 +24,11 @@ def wait_until(condition, seconds=120):
 
 def test_new_version_is_served_under_load_without_failed_requests(tmp_path, start_server, uncased_vocab_path):
     v1, v2 = ("neg", "pos"), ("bad", "good")
-    export_classifier(tmp_path, v1, uncased_vocab_path, seed=1)
+
+    def export(labels, seed):  # the tiny classifier with one layer of 2 heads
+        export_tiny_classifier(uncased_vocab_path, tmp_path, seed, labels, num_layers=1, num_heads=2)
+
+    export(v1, seed=1)
     server = start_server(tmp_path, "--poll_seconds", "0.2", "--max_batch_size", "8")
     (tmp_path / ".tmp-export-unfinished").mkdir()  # hidden: an export still being written
     (tmp_path / "not-a-version").mkdir()
@@ -72,7 +50,7 @@ def test_new_version_is_served_under_load_without_failed_requests(tmp_path, star
         thread.start()
     try:
         wait_until(lambda: all(len(s) >= 3 for s in seen.values()) or errors)  # every client is served v1
-        export_classifier(tmp_path, v2, uncased_vocab_path, seed=2)  # hidden temp dir, renamed to 2/
+        export(v2, seed=2)  # hidden temp dir, renamed to 2/
         server.wait_for_log("Successfully unloaded servable version {name: toy version: 1}")
         wait_until(lambda: all(s.count("v2") >= 3 for s in seen.values()) or errors)
     finally:
