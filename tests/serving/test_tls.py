@@ -2,6 +2,7 @@
 
 Two servers bound to every interface serve all the tests but the last: one with TLS, one without."""
 
+import re
 import shutil
 import ssl
 import subprocess
@@ -88,7 +89,8 @@ def test_rest_over_tls_answers_https_only(tls_server, certificate, tmp_path, cap
     cert, _ = certificate
     context = ssl.create_default_context(cafile=str(cert))
     status, _, answer = http.post(tls_server.url + PREDICT, {"instances": ["over tls"]}, context=context)
-    assert tls_server.url.startswith("https://") and status == 200 and answer["predictions"][0]["length"] == 8
+    assert status == 200 and answer["predictions"][0]["length"] == 8
+    assert re.search(r"Exporting HTTP/REST API at \S+ \(TLS on,", tls_server.log())  # the REST line's own report
     with pytest.raises(OSError):  # plain HTTP on the TLS port: the handshake fails, nothing is answered
         http.post(f"http://127.0.0.1:{tls_server.rest_port}{PREDICT}", {"instances": ["in clear"]}, timeout=10)
     (tmp_path / "texts.txt").write_text("hello\n")
