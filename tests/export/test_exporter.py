@@ -55,6 +55,18 @@ def trained_classifier(vocab):
     return model, TaskSpec("classification", lower_case=True, seq_length=32, labels=("neg", "neutral", "pos"))
 
 
+def serialized_examples(texts):
+    """The classify signature's input: one serialized tf.train.Example per text, its feature "text"."""
+    return [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode()]))}
+            )
+        ).SerializeToString()
+        for t in texts
+    ]
+
+
 def in_python_logits(model, vocab, texts, seq_length=32):
     packed = BertPacker(seq_length, vocab=vocab)(BertTokenizer(vocab, lower_case=True).tokenize(tf.constant(texts)))
     return model(packed, training=False).numpy()
@@ -148,14 +160,7 @@ def test_classifier_signatures(trained_classifier, classifier_export, vocab):
     reference = model.get_layer("encoder")(expected, training=False)
     np.testing.assert_allclose(encoded["pooled_output"], reference["pooled_output"], atol=1e-5)
     assert encoded["encoder_outputs"].shape == (2, len(TEXTS), 32, 32)
-    examples = [
-        tf.train.Example(
-            features=tf.train.Features(
-                feature={"text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode()]))}
-            )
-        ).SerializeToString()
-        for t in TEXTS
-    ]
+    examples = serialized_examples(TEXTS)
     classified = loaded.signatures["classify"](inputs=tf.constant(examples))
     served = loaded.signatures["serving_default"](text=texts)
     np.testing.assert_allclose(classified["scores"], served["probabilities"], atol=1e-6)

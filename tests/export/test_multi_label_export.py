@@ -15,7 +15,7 @@ from keras_bert_lite.export.serving_module import ServingModule
 from keras_bert_lite.text import Vocab
 from keras_bert_lite.training.thresholds import threshold_logit
 from tests.conftest import tiny_bert_config
-from tests.export.test_exporter import TEXTS, in_python_logits
+from tests.export.test_exporter import TEXTS, in_python_logits, serialized_examples
 
 LABELS = ("arts", "politics", "science", "sports")
 
@@ -50,14 +50,7 @@ def served(model, vocab, tmp_path_factory):
         export_saved_model(model, spec, vocab, str(tmp_path_factory.mktemp("ml") / "m"), target="portable")
     )
     out = {k: v.numpy() for k, v in loaded.signatures["serving_default"](text=tf.constant(TEXTS)).items()}
-    examples = [
-        tf.train.Example(
-            features=tf.train.Features(
-                feature={"text": tf.train.Feature(bytes_list=tf.train.BytesList(value=[t.encode()]))}
-            )
-        ).SerializeToString()
-        for t in TEXTS
-    ]
+    examples = serialized_examples(TEXTS)
     classified = {k: v.numpy() for k, v in loaded.signatures["classify"](inputs=tf.constant(examples)).items()}
     return out, classified, logits, threshold
 
