@@ -66,10 +66,10 @@ def tiny_config_file(tmp_path_factory):
     return str(path)
 
 
-def pair_flags(config, vocab, model_dir, train, dev, *extra):
+def _flags(init: list, vocab, model_dir, train, dev, *extra):
+    """kbl-pairs flags: the encoder's `init` flags, the vocab, the run directory, the files and their columns."""
     return [
-        "--config",
-        config,
+        *init,
         "--vocab",
         vocab,
         "--model_dir",
@@ -82,32 +82,17 @@ def pair_flags(config, vocab, model_dir, train, dev, *extra):
         "text",
         "--positive",
         "paraphrase",
-        "--seq_length",
-        "16",
-        "--quiet",
         *extra,
     ]
+
+
+def pair_flags(config, vocab, model_dir, train, dev, *extra):
+    return _flags(["--config", config], vocab, model_dir, train, dev, "--seq_length", "16", "--quiet", *extra)
 
 
 def tiny_pair_flags(vocab, model_dir, train, dev, *extra):
     """kbl-pairs flags for a run refused before training: --preset tiny, the anchor/positive columns."""
-    return [
-        "--preset",
-        "tiny",
-        "--vocab",
-        vocab,
-        "--model_dir",
-        str(model_dir),
-        "--train_file",
-        train,
-        "--dev_file",
-        dev,
-        "--anchor",
-        "text",
-        "--positive",
-        "paraphrase",
-        *extra,
-    ]
+    return _flags(["--preset", "tiny"], vocab, model_dir, train, dev, *extra)
 
 
 def untrained_recall(config_path, vocab_path, train, dev):
